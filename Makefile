@@ -1,0 +1,34 @@
+# The two commands a newcomer runs: `make demo` and `make test`.
+# Both install missing Debian packages first, then build.
+JOBS ?= 2
+RELEASE := build/release
+ASAN := build/asan
+FUZZ := build/fuzz
+
+.PHONY: deps build demo test bench fuzz-long clean format
+
+deps:
+	@bash scripts/install-deps.sh
+
+build: deps
+	@cmake -S . -B $(RELEASE) -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+	@cmake --build $(RELEASE) -j$(JOBS)
+
+demo: build
+	@$(RELEASE)/tools/writ/writ demo
+
+# Normal build, fuzz smoke build (clang + libFuzzer) and ASan+UBSan build, each with CTest.
+test: deps
+	@bash scripts/run-tests.sh
+
+bench: build
+	@bash bench/run.sh
+
+fuzz-long: deps
+	@WRIT_FUZZ_SECONDS=$${WRIT_FUZZ_SECONDS:-600} bash scripts/run-tests.sh fuzz
+
+format:
+	@git ls-files '*.cc' '*.h' | xargs clang-format -i
+
+clean:
+	rm -rf build

@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# Installs the Debian packages writ needs to build, test and run its demo.
+# Idempotent: silent when everything is present; runs `apt-get update` only
+# when something is missing.
+set -euo pipefail
+
+packages=(
+  build-essential cmake pkg-config make
+  clang libclang-rt-14-dev
+  libfabric-dev libfabric-bin
+  libsqlite3-dev sqlite3
+  libxxhash-dev libisal-dev
+  libssl-dev
+  nlohmann-json3-dev libcli11-dev libfmt-dev libspdlog-dev
+  libgtest-dev libgmock-dev libbenchmark-dev
+  libfuse3-dev fuse3
+)
+
+missing=()
+for p in "${packages[@]}"; do
+  status=$(dpkg-query -W -f='${Status}' "$p" 2>/dev/null || true)
+  [[ "$status" == "install ok installed" ]] || missing+=("$p")
+done
+[[ ${#missing[@]} -eq 0 ]] && exit 0
+
+echo "writ: installing missing Debian packages: ${missing[*]}" >&2
+sudo=""
+[[ $(id -u) -eq 0 ]] || sudo="sudo"
+export DEBIAN_FRONTEND=noninteractive
+$sudo apt-get update -qq
+$sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null

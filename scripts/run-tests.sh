@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# The test command behind `make test`: builds and runs CTest in a normal
+# build, a clang libFuzzer smoke build and an ASan+UBSan build.
+# Usage: run-tests.sh [release|fuzz|asan]...   (default: all three)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+jobs=${JOBS:-2}
+stages=("$@")
+[[ ${#stages[@]} -gt 0 ]] || stages=(release fuzz asan)
+
+run_stage() {
+  local name=$1 dir=$2; shift 2
+  echo "=== writ tests: $name build ($dir) ==="
+  cmake -S . -B "$dir" "$@" >/dev/null
+  cmake --build "$dir" -j"$jobs"
+  (cd "$dir" && ctest --output-on-failure -j"$jobs" --timeout 900)
+}
+
+status=0
+for stage in "${stages[@]}"; do
+  case $stage in
+    release) run_stage release build/release -DCMAKE_BUILD_TYPE=RelWithDebInfo || status=1 ;;
+    asan) run_stage "asan+ubsan" build/asan -DCMAKE_BUILD_TYPE=Debug -DWRIT_SANITIZE=ON || status=1 ;;
+    fuzz) run_stage "fuzz smoke" build/fuzz -DCMAKE_BUILD_TYPE=RelWithDebInfo -DWRIT_FUZZ=ON \
+            -DWRIT_BENCH=OFF -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ || status=1 ;;
+    *) echo "run-tests.sh: unknown stage $stage" >&2; exit 2 ;;
+  esac
+done
+exit $status

@@ -1,0 +1,45 @@
+// How a `writ` subcommand plugs into the CLI: each *_command.cc defines a
+// Register function and WRIT_REGISTER_COMMAND(order, fn) adds it to the app.
+#pragma once
+
+#include <CLI/CLI.hpp>
+
+#include "writ/status.h"
+
+namespace writ::cli {
+
+// Exit codes of the CLI contract (shared/schemas/cli.md).
+enum ExitCode : int {
+  kExitOk = 0,
+  kExitNotFound = 1,
+  kExitUsage = 2,
+  kExitRefused = 3,
+  kExitTransport = 4,
+  kExitValidation = 5,
+  kExitRetention = 6,
+};
+
+// Maps a failed Status onto the contract's exit code.
+int ExitCodeFor(const Status& status);
+
+// Prints `writ: <what was wrong>` on stderr and returns the exit code for it.
+int ReportError(const Status& status);
+
+struct CommandContext {
+  int exit_code = kExitOk;
+};
+
+using Registrar = void (*)(CLI::App& app, CommandContext& ctx);
+
+bool AddCommand(int order, Registrar registrar);
+
+// Registers every command, in order, on `app`.
+void RegisterAll(CLI::App& app, CommandContext& ctx);
+
+// Parses "4096", "64KiB", "8MiB", "1GiB" (also K/M/G, KB/MB/GB as binary units).
+Result<uint64_t> ParseSize(std::string_view text);
+
+}  // namespace writ::cli
+
+#define WRIT_REGISTER_COMMAND(order, fn) \
+  [[maybe_unused]] static const bool writ_registered_##fn = ::writ::cli::AddCommand(order, fn)
