@@ -1,0 +1,29 @@
+// The completion levels libfabric can promise for an initiator's operation,
+// weakest first (fi_cq(3)). writ records both the level asked for and the
+// level the provider granted on every request.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string_view>
+
+namespace writ::fabric {
+
+enum class CompletionLevel : uint8_t {
+  // The provider's default: on tcp/rxm the bytes were handed to a socket.
+  // Proves nothing remote.
+  kProviderDefault = 0,
+  kInject = 1,    // FI_INJECT_COMPLETE: the source buffer may be reused
+  kTransmit = 2,  // FI_TRANSMIT_COMPLETE: left the initiator / reached the peer's transport
+  kDelivery = 3,  // FI_DELIVERY_COMPLETE: visible in the target buffer
+};
+
+std::string_view CompletionLevelName(CompletionLevel level);  // "default", "inject", ...
+std::optional<CompletionLevel> ParseCompletionLevel(std::string_view name);
+uint64_t CompletionLevelFlag(CompletionLevel level);  // FI_*_COMPLETE, 0 for the default
+
+// What the level guarantees and what it does not, in one sentence each.
+std::string_view CompletionLevelGuarantee(CompletionLevel level);
+std::string_view CompletionLevelDoesNotGuarantee(CompletionLevel level);
+
+}  // namespace writ::fabric

@@ -1,0 +1,135 @@
+// FabricNode: one side of a libfabric transport (fabric, domain, event queue or
+// address vector, endpoints, one completion queue per endpoint), with RMA Write
+// and Write-with-data, and WorkCompletions read honestly from every queue.
+//
+// Thread-safety: every method may be called from any thread; one internal mutex
+// serialises endpoint state. Registration goes straight to the (thread-safe) domain.
+#pragma once
+
+#include <rdma/fabric.h>
+#include <rdma/fi_cm.h>
+#include <rdma/fi_domain.h>
+#include <rdma/fi_endpoint.h>
+#include <rdma/fi_eq.h>
+
+#include <chrono>
+#include <condition_variable>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "fabric/completion_level.h"
+#include "fabric/fid.h"
+#include "fabric/memory_region.h"
+#include "fabric/provider.h"
+#include "fabric/request_table.h"
+#include "fabric/work_completion.h"
+#include "writ/status.h"
+
+namespace writ::fabric {
+
+struct NodeOptions {
+  ProviderRequest provider;
+  size_t max_outstanding = 64;   // requests in flight per endpoint
+  size_t cq_size = 1024;
+  size_t posted_receives = 256;  // receives kept posted where FI_RX_CQ_DATA demands them
+  std::chrono::milliseconds eagain_timeout{30000};
+};
+
+// Where a write goes: the endpoint (connection) and, on RDM, the peer's address.
+struct Peer {
+  EndpointId endpoint = kNoEndpoint;
+  fi_addr_t address = FI_ADDR_UNSPEC;
+};
+
+struct WriteRequest {
+  uint64_t request_id = 0;
+  Peer peer;
+  const MemoryRegion* local = nullptr;  // registered source
+  uint64_t local_offset = 0;
+  uint64_t length = 0;
+  // The peer's window. Bounds are the caller's to check: the fabric layer posts what it
+  // is given, so tests can show what a provider does with a bad write.
+  RegionDescriptor remote;
+  uint64_t remote_offset = 0;
+  CompletionLevel level = CompletionLevel::kDelivery;
+  std::optional<uint32_t> remote_data;  // Write-with-data (write-with-immediate)
+};
+
+struct PostedWrite {
+  CompletionLevel requested;
+  CompletionLevel granted;  // what the provider accepted; recorded as relied upon
+};
+
+class FabricNode {
+ public:
+  static Result<std::unique_ptr<FabricNode>> Open(const NodeOptions& options);
+  ~FabricNode();
+  FabricNode(const FabricNode&) = delete;
+  FabricNode& operator=(const FabricNode&) = delete;
+
+  // Closes every handle in reverse dependency order; reports the first failure.
+  Status Close();
+
+  const ProviderInfo& provider() const { return provider_; }
+  EndpointKind kind() const { return provider_.kind(); }
+
+  // This node's fabric address: the listening address of a MSG target, the endpoint
+  // name on RDM. Opaque bytes for the peer (AddPeer) or, on tcp, a sockaddr.
+  Result<std::vector<uint8_t>> LocalAddress();
+  // "127.0.0.1:40123" where the address is a socket address; hex otherwise.
+  Result<std::string> LocalAddressText();
+
+  // MSG target: waits for one connection and accepts it.
+  Result<Peer> Accept(std::chrono::milliseconds timeout);
+  // MSG initiator: connects to the node/service given at Open.
+  Result<Peer> Connect(std::chrono::milliseconds timeout);
+  // RDM: makes a peer's address writable.
+  Result<Peer> AddPeer(std::span<const uint8_t> address);
+
+  Result<MemoryRegion> Register(void* buffer, size_t length, Access access);
+
+  // Posts one write. -FI_EAGAIN is handled by progressing and retrying (records read
+  // meanwhile are kept for Poll), never by dropping; a full request table likewise.
+  Result<PostedWrite> PostWrite(const WriteRequest& request);
+
+  // Reads completion records from every endpoint (and event-queue events) and appends
+  // them to `out`, at most `max`. Returns how many were appended.
+  Result<size_t> Poll(std::vector<WorkCompletion>& out, size_t max = 64);
+
+  size_t outstanding() const;
+
+ private:
+  struct Endpoint;
+  struct DomainCore;
+
+  explicit FabricNode(NodeOptions options, ProviderInfo provider);
+  Status OpenCore();
+  Result<Endpoint*> CreateEndpoint(fi_info* info);
+  Status PostReceives(Endpoint& ep);
+  Status ProcessEventsLocked();
+  Status HandleEvent(uint32_t event, const fi_eq_cm_entry& entry);
+  Status PollEndpointLocked(Endpoint& ep, std::vector<WorkCompletion>& out, size_t max);
+  void FailShutDownLocked(Endpoint& ep, std::vector<WorkCompletion>& out);
+  Status ProgressLocked();
+  Endpoint* FindLocked(EndpointId id);
+
+  NodeOptions options_;
+  ProviderInfo provider_;
+  std::shared_ptr<DomainCore> core_;
+  Fid<fid_eq> eq_;
+  Fid<fid_av> av_;
+  Fid<fid_pep> pep_;
+  std::vector<std::unique_ptr<Endpoint>> endpoints_;
+  // Records read while progressing inside PostWrite, handed out by the next Poll.
+  std::vector<WorkCompletion> backlog_;
+
+  mutable std::mutex mu_;
+  std::condition_variable connected_cv_;
+  bool closed_ = false;
+};
+
+}  // namespace writ::fabric

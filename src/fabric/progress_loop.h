@@ -1,0 +1,38 @@
+// A thread that keeps a target's completion queues polled. On tcp and rxm no
+// data is placed while the target makes no libfabric calls, so a target must
+// run one of these for as long as peers may write to it.
+#pragma once
+
+#include <atomic>
+#include <functional>
+#include <thread>
+
+#include "fabric/node.h"
+
+namespace writ::fabric {
+
+class ProgressLoop {
+ public:
+  // Called on the loop's thread for every record read, notifications included.
+  using Handler = std::function<void(const WorkCompletion&)>;
+  // Called once if polling itself fails; the loop then stops.
+  using FailureHandler = std::function<void(const Status&)>;
+
+  ProgressLoop(FabricNode& node, Handler on_record, FailureHandler on_failure = nullptr);
+  ~ProgressLoop();  // stops and joins
+  ProgressLoop(const ProgressLoop&) = delete;
+  ProgressLoop& operator=(const ProgressLoop&) = delete;
+
+  void Stop();
+
+ private:
+  void Run();
+
+  FabricNode& node_;
+  Handler on_record_;
+  FailureHandler on_failure_;
+  std::atomic<bool> stop_{false};
+  std::thread thread_;
+};
+
+}  // namespace writ::fabric

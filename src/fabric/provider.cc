@@ -1,0 +1,143 @@
+#include "fabric/provider.h"
+
+#include <rdma/fi_errno.h>
+
+#include <cstring>
+
+namespace writ::fabric {
+
+const std::vector<std::string> kPreferredProviders = {"verbs", "efa", "cxi", "tcp"};
+
+namespace {
+
+constexpr uint32_t kApiVersion = FI_VERSION(1, 17);
+
+bool Contains(const std::string& haystack, const char* needle) {
+  return haystack.find(needle) != std::string::npos;
+}
+
+InfoPtr MakeHints(const std::string& provider, EndpointKind kind) {
+  InfoPtr hints(fi_allocinfo());
+  if (!hints) return hints;
+  hints->caps = FI_MSG | FI_RMA | FI_SEND | FI_RECV | FI_WRITE | FI_REMOTE_WRITE;
+  hints->mode = FI_CONTEXT | FI_RX_CQ_DATA;
+  // No FI_MR_ENDPOINT: writ binds one region to many connections on a MSG target.
+  hints->domain_attr->mr_mode =
+      FI_MR_LOCAL | FI_MR_VIRT_ADDR | FI_MR_ALLOCATED | FI_MR_PROV_KEY;
+  hints->domain_attr->threading = FI_THREAD_SAFE;
+  hints->domain_attr->cq_data_size = 4;  // the verbs immediate is 32 bits
+  hints->ep_attr->type = kind == EndpointKind::kMsg ? FI_EP_MSG : FI_EP_RDM;
+  hints->fabric_attr->prov_name = strdup(provider.c_str());
+  if (provider == "tcp" || provider == "tcp;ofi_rxm") hints->addr_format = FI_SOCKADDR_IN;
+  return hints;
+}
+
+// fi_getinfo with `hints`; node/service/flags per role and endpoint kind.
+Result<InfoPtr> GetInfo(const ProviderRequest& request, EndpointKind kind, fi_info* hints) {
+  const char* node = nullptr;
+  const char* service = nullptr;
+  uint64_t flags = 0;
+  const bool shm = request.provider == "shm";
+  if (!shm) {
+    if (!request.node.empty()) node = request.node.c_str();
+    if (!request.service.empty()) service = request.service.c_str();
+    if (request.role == Role::kTarget || kind == EndpointKind::kRdm) {
+      // The address given is our own (listen / bind); an RDM initiator binds locally too.
+      if (node || service) flags |= FI_SOURCE;
+    }
+  }
+  fi_info* out = nullptr;
+  const int rc = fi_getinfo(kApiVersion, node, service, flags, hints, &out);
+  if (rc != 0) return FabricStatus(rc, "fi_getinfo(provider " + request.provider + ")");
+  InfoPtr info(out);
+  // The first entry of the exact provider name we asked for.
+  for (fi_info* cur = out; cur != nullptr; cur = cur->next) {
+    if (cur->fabric_attr->prov_name && request.provider == cur->fabric_attr->prov_name) {
+      if (cur != out) return InfoPtr(fi_dupinfo(cur));
+      return info;
+    }
+  }
+  return Status::Unsupported("provider " + request.provider + " is not available here");
+}
+
+}  // namespace
+
+EndpointKind EndpointKindFor(const std::string& provider) {
+  if (Contains(provider, "ofi_rxm") || Contains(provider, "ofi_rxd") || provider == "shm" ||
+      provider == "efa" || provider == "cxi" || provider == "psm2" || provider == "psm3" ||
+      provider == "udp") {
+    return EndpointKind::kRdm;
+  }
+  return EndpointKind::kMsg;
+}
+
+Result<ProviderInfo> ProviderInfo::Discover(const ProviderRequest& request) {
+  if (request.provider.empty()) {
+    std::string tried;
+    for (const auto& candidate : kPreferredProviders) {
+      ProviderRequest r = request;
+      r.provider = candidate;
+      auto found = Discover(r);
+      if (found.ok()) return found;
+      tried += (tried.empty() ? "" : "; ") + found.status().message();
+    }
+    return Status::Unsupported("no usable provider found (" + tried + ")");
+  }
+
+  ProviderInfo result;
+  result.kind_ = EndpointKindFor(request.provider);
+  InfoPtr hints = MakeHints(request.provider, result.kind_);
+  if (!hints) return Status::Internal("fi_allocinfo failed");
+  WRIT_ASSIGN_OR_RETURN(result.info_, GetInfo(request, result.kind_, hints.get()));
+
+  const fi_info* info = result.info_.get();
+  if (info->domain_attr->cq_data_size < 4) {
+    return Status::Unsupported("provider " + request.provider + " carries only " +
+                               std::to_string(info->domain_attr->cq_data_size) +
+                               " bytes of remote CQ data; writ needs 4");
+  }
+  if (info->domain_attr->mr_key_size > sizeof(uint64_t)) {
+    return Status::Unsupported("provider " + request.provider +
+                               " uses raw memory keys longer than 64 bits");
+  }
+  result.name_ = info->fabric_attr->prov_name ? info->fabric_attr->prov_name : request.provider;
+  result.domain_ = info->domain_attr->name ? info->domain_attr->name : "";
+  result.fabric_ = info->fabric_attr->name ? info->fabric_attr->name : "";
+
+  // Which completion levels does the provider accept? Ask it, one level at a time.
+  result.levels_.push_back(CompletionLevel::kProviderDefault);
+  for (CompletionLevel level :
+       {CompletionLevel::kInject, CompletionLevel::kTransmit, CompletionLevel::kDelivery}) {
+    InfoPtr probe_hints = MakeHints(request.provider, result.kind_);
+    if (!probe_hints) return Status::Internal("fi_allocinfo failed");
+    probe_hints->tx_attr->op_flags = CompletionLevelFlag(level);
+    if (GetInfo(request, result.kind_, probe_hints.get()).ok()) result.levels_.push_back(level);
+  }
+  return result;
+}
+
+CompletionLevel ProviderInfo::Grant(CompletionLevel wanted) const {
+  CompletionLevel granted = CompletionLevel::kProviderDefault;
+  for (CompletionLevel level : levels_) {
+    if (level <= wanted) granted = level;
+  }
+  return granted;
+}
+
+std::string ProviderInfo::provider_version() const {
+  const uint32_t v = info_->fabric_attr->prov_version;
+  return name_ + " " + std::to_string(FI_MAJOR(v)) + "." + std::to_string(FI_MINOR(v));
+}
+
+bool ProviderInfo::checks_remote_keys() const {
+  // Measured (docs/architecture.md): shm writes with process_vm_writev and never looks
+  // at the key, so a wrong key overwrites target memory.
+  return name_ != "shm";
+}
+
+std::string LibfabricVersion() {
+  const uint32_t v = fi_version();
+  return "libfabric " + std::to_string(FI_MAJOR(v)) + "." + std::to_string(FI_MINOR(v));
+}
+
+}  // namespace writ::fabric

@@ -1,0 +1,79 @@
+// Choosing a libfabric provider and reading back what it really offers.
+#pragma once
+
+#include <rdma/fabric.h>
+
+#include <string>
+#include <vector>
+
+#include "fabric/completion_level.h"
+#include "fabric/fid.h"
+#include "writ/status.h"
+
+namespace writ::fabric {
+
+enum class EndpointKind : uint8_t {
+  kMsg,  // connected (FI_EP_MSG): tcp, verbs RC
+  kRdm,  // reliable datagram (FI_EP_RDM): tcp;ofi_rxm, verbs;ofi_rxm, shm, efa, cxi
+};
+
+enum class Role : uint8_t { kTarget, kInitiator };
+
+struct ProviderRequest {
+  // libfabric's name ("tcp", "tcp;ofi_rxm", "shm", "verbs", "verbs;ofi_rxm"); empty picks
+  // the best available (see kPreferredProviders).
+  std::string provider;
+  Role role = Role::kInitiator;
+  // Target: the address to listen on / bind to. Initiator of a MSG endpoint: the target's
+  // address. Ignored by shm.
+  std::string node;
+  std::string service;
+};
+
+// Order in which an empty provider name is resolved: real fabrics first, then tcp.
+extern const std::vector<std::string> kPreferredProviders;
+
+EndpointKind EndpointKindFor(const std::string& provider);
+
+// What the provider returned for our hints, and what it means for writ.
+class ProviderInfo {
+ public:
+  static Result<ProviderInfo> Discover(const ProviderRequest& request);
+
+  const fi_info* info() const { return info_.get(); }
+  const std::string& name() const { return name_; }            // e.g. "tcp;ofi_rxm"
+  const std::string& domain_name() const { return domain_; }   // device, e.g. "lo", "rxe0"
+  const std::string& fabric_name() const { return fabric_; }
+  EndpointKind kind() const { return kind_; }
+  uint64_t mr_mode() const { return info_->domain_attr->mr_mode; }
+  // FI_MR_VIRT_ADDR: remote addresses are virtual addresses; otherwise offsets.
+  bool remote_virtual_address() const { return (mr_mode() & FI_MR_VIRT_ADDR) != 0; }
+  bool provider_keys() const { return (mr_mode() & FI_MR_PROV_KEY) != 0; }
+  bool local_registration_required() const { return (mr_mode() & FI_MR_LOCAL) != 0; }
+  // FI_RX_CQ_DATA: a write-with-data consumes a posted receive at the target.
+  bool needs_posted_receives_for_data() const { return (info_->mode & FI_RX_CQ_DATA) != 0; }
+  size_t cq_data_size() const { return info_->domain_attr->cq_data_size; }
+  size_t max_message_size() const { return info_->ep_attr->max_msg_size; }
+  size_t tx_depth() const { return info_->tx_attr->size; }
+  std::string provider_version() const;  // "tcp 117.0"
+  // Does the provider itself enforce remote keys? shm's fast path does not.
+  bool checks_remote_keys() const;
+
+  // Completion levels the provider accepted in fi_getinfo, weakest first.
+  const std::vector<CompletionLevel>& supported_levels() const { return levels_; }
+  // The strongest supported level not above `wanted` (the provider default if none).
+  CompletionLevel Grant(CompletionLevel wanted) const;
+
+ private:
+  ProviderInfo() = default;
+
+  InfoPtr info_;
+  std::string name_, domain_, fabric_;
+  EndpointKind kind_ = EndpointKind::kMsg;
+  std::vector<CompletionLevel> levels_;
+};
+
+// libfabric's own version, e.g. "libfabric 1.17.0".
+std::string LibfabricVersion();
+
+}  // namespace writ::fabric
