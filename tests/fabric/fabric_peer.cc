@@ -257,7 +257,8 @@ int RunInitiator(const std::map<std::string, std::string>& flags) {
   size_t expected = 0;
   for (const auto& p : posts) expected += p.contains("granted") ? 1 : 0;
 
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+  const int wait_ms = flags.count("--wait-ms") ? std::stoi(flags.at("--wait-ms")) : 20000;
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(wait_ms);
   while (records.size() < expected && std::chrono::steady_clock::now() < deadline) {
     const size_t before = records.size();
     auto polled = node->Poll(records, 64);

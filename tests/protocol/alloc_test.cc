@@ -1,0 +1,107 @@
+// Proves that a length read from the wire never sizes an allocation: this
+// binary replaces operator new to record the largest request made while a
+// test is watching (on the watching thread only).
+#include <gtest/gtest.h>
+#include <sys/socket.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <new>
+#include <thread>
+
+#include "protocol/codec.h"
+#include "protocol/control_channel.h"
+#include "protocol/frame.h"
+#include "sample_messages.h"
+#include "test_util.h"
+
+namespace {
+thread_local bool t_watching = false;
+thread_local size_t t_largest = 0;
+}  // namespace
+
+void* operator new(size_t n) {
+  if (t_watching) t_largest = std::max(t_largest, n);
+  if (void* p = std::malloc(n == 0 ? 1 : n)) return p;
+  throw std::bad_alloc();
+}
+void operator delete(void* p) noexcept { std::free(p); }
+void operator delete(void* p, size_t) noexcept { std::free(p); }
+
+namespace writ::protocol {
+namespace {
+
+using namespace std::chrono_literals;
+
+class Watch {
+ public:
+  Watch() {
+    t_largest = 0;
+    t_watching = true;
+  }
+  ~Watch() { t_watching = false; }
+  size_t largest() const { return t_largest; }
+};
+
+TEST(Allocation, CounterSeesARealFrame) {
+  Receipt r{"id", "{\"p\":\"" + std::string(512 * 1024, 'x') + "\"}"};
+  const auto frame = Encode(r);
+  FrameReader reader;
+  Watch watch;
+  ASSERT_TRUE(reader.Feed(frame).ok());
+  auto next = reader.Next();
+  ASSERT_TRUE(next.ok() && next->has_value());
+  EXPECT_GE(watch.largest(), 512u * 1024u);
+}
+
+TEST(Allocation, OversizeLengthAllocatesNothingLarge) {
+  for (uint32_t declared : {0xffffffffu, 0x80000000u, (1u << 20) + 1}) {
+    const auto frame = testing::RawFrame(2, {}, kProtocolVersion, 0, declared);
+    FrameReader reader;
+    Watch watch;
+    EXPECT_FALSE(reader.Feed(frame).ok());
+    EXPECT_FALSE(reader.Next().ok());
+    EXPECT_LT(watch.largest(), 4096u) << "declared " << declared;
+  }
+}
+
+// A string length field claiming gigabytes inside a small, well-framed payload.
+TEST(Allocation, HugeFieldLengthAllocatesNothingLarge) {
+  std::vector<uint8_t> payload(8, 0);
+  StoreLe32(payload.data(), 0xfffffff0u);
+  const auto frame = testing::RawFrame(5, payload);
+  Watch watch;
+  EXPECT_FALSE(DecodeFrame(frame, Limits{}).ok());
+  EXPECT_LT(watch.largest(), 4096u);
+}
+
+TEST(Allocation, HostilePeerOverTheChannel) {
+  auto listener = ControlListener::Listen("127.0.0.1", 0);
+  ASSERT_TRUE(listener.ok()) << listener.status().ToString();
+  std::thread peer([port = listener->port()] {
+    auto ch = ControlChannel::Connect("127.0.0.1", port, 5s);
+    ASSERT_TRUE(ch.ok());
+    const auto header = testing::RawFrame(5, {}, kProtocolVersion, 0, 0xffffffffu);
+    ASSERT_EQ(::send(ch->fd(), header.data(), header.size(), MSG_NOSIGNAL),
+              static_cast<ssize_t>(header.size()));
+    // Keep the connection open and send payload bytes the receiver must not wait for.
+    std::vector<uint8_t> junk(4096, 0xab);
+    ::send(ch->fd(), junk.data(), junk.size(), MSG_NOSIGNAL);
+    std::this_thread::sleep_for(300ms);
+  });
+  auto server = listener->Accept(5s);
+  ASSERT_TRUE(server.ok()) << server.status().ToString();
+  Result<Message> got = Status::Internal("not received");
+  size_t largest = 0;
+  {
+    Watch watch;
+    got = server->Receive(5s);
+    largest = watch.largest();
+  }
+  peer.join();
+  EXPECT_ERROR(got, ErrorCode::kMalformed, "frame.length: receipt payload of 4294967295 bytes");
+  EXPECT_LT(largest, 64u * 1024u);
+}
+
+}  // namespace
+}  // namespace writ::protocol

@@ -1,0 +1,53 @@
+// One valid, realistic instance of every control message (the RC-233 example),
+// shared by the tests and the fuzz seed writer.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "protocol/messages.h"
+
+namespace writ::protocol::testing {
+
+inline std::vector<uint8_t> Bytes(size_t n, uint8_t first) {
+  std::vector<uint8_t> out(n);
+  for (size_t i = 0; i < n; ++i) out[i] = static_cast<uint8_t>(first + i * 7);
+  return out;
+}
+
+inline Hello SampleHello() { return Hello{1, "tcp;ofi_rxm", Bytes(16, 0x02), "receiver-1"}; }
+
+inline Announce SampleAnnounce() {
+  return Announce{"RC-233",       25165824,          8388608, Rule::kXxh3_128, Bytes(16, 0xa0),
+                  Rung::kValidated, RetentionClass::kVolatile, Bytes(16, 0x10)};
+}
+
+inline Grant SampleGrant() {
+  return Grant{"RC-233", 7, 0x7f0000001000, 0xdeadbeefcafef00d, 8388608, 1, 1};
+}
+
+inline Commit SampleCommit() { return Commit{"RC-233"}; }
+
+inline Receipt SampleReceipt() {
+  return Receipt{"RC-233", R"({"rung":"validated","rule":"xxh3-128","bytes":25165824})"};
+}
+
+inline Refuse SampleRefuse() {
+  return Refuse{"RC-233", RefuseReason::kConflictingId,
+                "RC-233 is held with a different digest"};
+}
+
+inline Abort SampleAbort() { return Abort{"RC-233", "sender gave up: read error on chunk 2"}; }
+
+inline Query SampleQuery() { return Query{"RC-233"}; }
+
+inline QueryAnswer SampleQueryAnswer() {
+  return QueryAnswer{"RC-233", R"({"id":"RC-233","state":"retained","retention":"volatile"})"};
+}
+
+inline std::vector<Message> AllSamples() {
+  return {SampleHello(),   SampleAnnounce(), SampleGrant(), SampleCommit(),     SampleReceipt(),
+          SampleRefuse(), SampleAbort(),    SampleQuery(), SampleQueryAnswer()};
+}
+
+}  // namespace writ::protocol::testing

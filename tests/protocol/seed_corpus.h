@@ -1,0 +1,47 @@
+// The fuzz seed corpus: every sample message ("valid-*") and frames on the
+// edge of each rejection ("reject-*"). write_seed_corpus writes them to
+// fuzz/corpus/protocol_fuzzer/; corpus_test checks the files still match.
+#pragma once
+
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "protocol/codec.h"
+#include "sample_messages.h"
+#include "test_util.h"
+
+namespace writ::protocol::testing {
+
+inline std::vector<std::pair<std::string, std::vector<uint8_t>>> SeedCorpus() {
+  std::vector<std::pair<std::string, std::vector<uint8_t>>> seeds;
+  for (const Message& m : AllSamples()) {
+    seeds.emplace_back("valid-" + std::string(MessageTypeName(m)), Encode(m));
+  }
+  Announce sha = SampleAnnounce();
+  sha.rule = Rule::kSha256;
+  sha.digest = Bytes(32, 3);
+  sha.sender_fabric_address.clear();
+  seeds.emplace_back("valid-announce-sha256", Encode(sha));
+  seeds.emplace_back("valid-refuse-connection", Encode(Refuse{"", RefuseReason::kAuth, ""}));
+
+  std::vector<uint8_t> cut = Encode(SampleAnnounce());
+  cut.resize(cut.size() - 3);
+  seeds.emplace_back("reject-truncated-announce", cut);
+  seeds.emplace_back("reject-oversize-length", RawFrame(5, {}, kProtocolVersion, 0, 0xffffffffu));
+  std::vector<uint8_t> magic = Encode(SampleCommit());
+  magic[0] = 'X';
+  seeds.emplace_back("reject-bad-magic", magic);
+  seeds.emplace_back("reject-unknown-type", RawFrame(10, PayloadOf(Encode(SampleCommit()))));
+  seeds.emplace_back("reject-version-2", RawFrame(4, PayloadOf(Encode(SampleCommit())), 2));
+  std::vector<uint8_t> trailing = PayloadOf(Encode(SampleQuery()));
+  trailing.push_back(0);
+  seeds.emplace_back("reject-trailing-byte", RawFrame(8, trailing));
+  Announce short_digest = SampleAnnounce();
+  short_digest.digest.resize(15);
+  seeds.emplace_back("reject-digest-length", Encode(short_digest));
+  seeds.emplace_back("reject-receipt-not-object", Encode(Receipt{"RC-233", "[1,2,3]"}));
+  return seeds;
+}
+
+}  // namespace writ::protocol::testing

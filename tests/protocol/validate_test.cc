@@ -1,0 +1,234 @@
+#include <gtest/gtest.h>
+
+#include "protocol/codec.h"
+#include "protocol/validate.h"
+#include "sample_messages.h"
+#include "test_util.h"
+
+namespace writ::protocol {
+namespace {
+
+using testing::SampleAnnounce;
+using testing::SampleGrant;
+using testing::SampleHello;
+
+// Each case goes through the wire too: the decoder must refuse what Validate refuses.
+void ExpectInvalid(const Message& m, std::string_view expected, const Limits& limits = Limits{}) {
+  EXPECT_ERROR(Validate(m, limits), ErrorCode::kMalformed, std::string(expected));
+  EXPECT_ERROR(DecodeFrame(Encode(m), limits), ErrorCode::kMalformed, std::string(expected));
+}
+
+TEST(Validate, AllSamplesAreValid) {
+  for (const Message& m : testing::AllSamples()) {
+    EXPECT_TRUE(Validate(m, Limits{}).ok()) << Validate(m, Limits{}).ToString();
+  }
+}
+
+TEST(Validate, DigestLengthMustMatchTheRule) {
+  Announce a = SampleAnnounce();
+  a.digest.resize(15);
+  ExpectInvalid(a, "announce.digest: 15 bytes, xxh3-128 needs 16");
+  a.rule = Rule::kSha256;
+  ExpectInvalid(a, "announce.digest: 15 bytes, sha256 needs 32");
+  a.rule = Rule::kCrc32c;
+  a.digest.resize(4);
+  EXPECT_TRUE(Validate(a, Limits{}).ok());
+  a.digest.clear();
+  ExpectInvalid(a, "announce.digest: 0 bytes, crc32c needs 4");
+}
+
+TEST(Validate, DeliveryIds) {
+  Announce a = SampleAnnounce();
+  a.delivery_id = "";
+  ExpectInvalid(a, "announce.delivery_id: empty");
+  a.delivery_id = "RC 233";
+  ExpectInvalid(a, "announce.delivery_id: byte 0x20 at offset 2 is not printable ASCII");
+  a.delivery_id = std::string("RC\0" "233", 6);
+  ExpectInvalid(a, "announce.delivery_id: byte 0x00 at offset 2");
+  a.delivery_id = "caf\xc3\xa9";
+  ExpectInvalid(a, "announce.delivery_id: byte 0xc3 at offset 3");
+  a.delivery_id = "id\x7f";
+  ExpectInvalid(a, "announce.delivery_id: byte 0x7f");
+  a.delivery_id = std::string(257, 'a');
+  ExpectInvalid(a, "announce.delivery_id: 257 bytes, limit 256");
+  Limits tight;
+  tight.max_id_bytes = 5;
+  a.delivery_id = "RC-233";
+  ExpectInvalid(a, "announce.delivery_id: 6 bytes, limit 5", tight);
+  for (const char* id : {"RC-233", "a", "x/y:z@1~!", "0123456789abcdef"}) {
+    a.delivery_id = id;
+    EXPECT_TRUE(Validate(a, Limits{}).ok()) << id;
+  }
+  ExpectInvalid(Commit{""}, "commit.delivery_id: empty");
+  ExpectInvalid(Query{"a b"}, "query.delivery_id: byte 0x20");
+  ExpectInvalid(Receipt{"", "{}"}, "receipt.delivery_id: empty");
+  ExpectInvalid(QueryAnswer{"", "{}"}, "query-answer.delivery_id: empty");
+  ExpectInvalid(Grant{"", 1, 0, 0, 1, 0, 1}, "grant.delivery_id: empty");
+}
+
+TEST(Validate, ChunkSize) {
+  Announce a = SampleAnnounce();
+  a.chunk_size = 0;
+  ExpectInvalid(a, "announce.chunk_size: 0, must be at least 1");
+  a.chunk_size = a.bytes + 1;
+  ExpectInvalid(a, "announce.chunk_size: 25165825 is larger than the 25165824-byte delivery");
+  a.chunk_size = a.bytes;
+  EXPECT_TRUE(Validate(a, Limits{}).ok());
+  a.bytes = 0;  // an empty delivery may name any positive chunk size
+  a.chunk_size = 1 << 20;
+  EXPECT_TRUE(Validate(a, Limits{}).ok());
+  a.chunk_size = 0;
+  ExpectInvalid(a, "announce.chunk_size: 0");
+}
+
+TEST(Validate, Addresses) {
+  Hello h = SampleHello();
+  h.fabric_address.clear();
+  ExpectInvalid(h, "hello.fabric_address: empty");
+  h.fabric_address.assign(1025, 1);
+  ExpectInvalid(h, "hello.fabric_address: 1025 bytes, limit 1024");
+  Announce a = SampleAnnounce();
+  a.sender_fabric_address.assign(1025, 1);
+  ExpectInvalid(a, "announce.sender_fabric_address: 1025 bytes, limit 1024");
+}
+
+TEST(Validate, Hello) {
+  Hello h = SampleHello();
+  h.version = 0;
+  ExpectInvalid(h, "hello.version: 0");
+  h = SampleHello();
+  h.provider = "";
+  ExpectInvalid(h, "hello.provider: empty");
+  h.provider = "tcp ofi";
+  ExpectInvalid(h, "hello.provider: byte 0x20");
+  h.provider = std::string(257, 'p');
+  ExpectInvalid(h, "hello.provider: 257 bytes, limit 256");
+  h = SampleHello();
+  h.receiver_id = "";
+  ExpectInvalid(h, "hello.receiver_id: empty");
+}
+
+TEST(Validate, GrantFields) {
+  Grant g = SampleGrant();
+  g.length = 0;
+  ExpectInvalid(g, "grant.length: 0, must be at least 1");
+  g = SampleGrant();
+  g.chunk_count = 0;
+  ExpectInvalid(g, "grant.chunk_count: 0, must be at least 1");
+  g = SampleGrant();
+  g.first_chunk = UINT64_MAX;
+  ExpectInvalid(g, "grant.chunk_count: 1 chunks from first_chunk 18446744073709551615 wrap");
+  g = SampleGrant();
+  g.remote_address = UINT64_MAX - 10;
+  g.length = 11;
+  ExpectInvalid(g, "grant.length: 11 bytes from remote_address");
+  g.length = 10;
+  EXPECT_TRUE(Validate(g, Limits{}).ok());
+}
+
+TEST(Validate, RefuseAndAbortText) {
+  Refuse r{"", RefuseReason::kAuth, "bad token"};
+  EXPECT_TRUE(Validate(r, Limits{}).ok());  // connection-level refusal
+  r.detail = "line\nbreak";
+  ExpectInvalid(r, "refuse.detail: control character at offset 4");
+  r.detail = "\x1b[31mred";
+  ExpectInvalid(r, "refuse.detail: control character at offset 0");
+  r.detail = "c1 \xc2\x9b";  // U+009B, a C1 control (CSI)
+  ExpectInvalid(r, "refuse.detail: control character at offset 3");
+  r.detail = "bad \xff";
+  ExpectInvalid(r, "refuse.detail: invalid UTF-8 at offset 4");
+  r.detail = "overlong \xc0\xaf";
+  ExpectInvalid(r, "refuse.detail: invalid UTF-8 at offset 9");
+  r.detail = "surrogate \xed\xa0\x80";
+  ExpectInvalid(r, "refuse.detail: invalid UTF-8 at offset 10");
+  r.detail = "cut \xe2\x82";
+  ExpectInvalid(r, "refuse.detail: invalid UTF-8 at offset 4");
+  r.detail = "too big \xf4\x90\x80\x80";
+  ExpectInvalid(r, "refuse.detail: invalid UTF-8 at offset 8");
+  r.detail = std::string(4097, 'd');
+  ExpectInvalid(r, "refuse.detail: 4097 bytes, limit 4096");
+  r.detail = "ok";
+  r.delivery_id = "has space";
+  ExpectInvalid(r, "refuse.delivery_id: byte 0x20");
+  ExpectInvalid(Abort{"", "\t"}, "abort.detail: control character at offset 0");
+  ExpectInvalid(Abort{"a b", ""}, "abort.delivery_id: byte 0x20");
+}
+
+TEST(Validate, ReceiptJsonMustBeAnObject) {
+  ExpectInvalid(Receipt{"id", ""}, "receipt.json: empty");
+  ExpectInvalid(Receipt{"id", "  \n"}, "receipt.json: empty");
+  ExpectInvalid(Receipt{"id", "[1,2]"}, "receipt.json: not a JSON object");
+  ExpectInvalid(Receipt{"id", "\"s\""}, "receipt.json: not a JSON object");
+  ExpectInvalid(Receipt{"id", "{"}, "receipt.json: not valid JSON");
+  ExpectInvalid(Receipt{"id", "{}{}"}, "receipt.json: not valid JSON");
+  ExpectInvalid(Receipt{"id", "{\"a\":1,}"}, "receipt.json: not valid JSON");
+  ExpectInvalid(Receipt{"id", "{\"a\":\"\xff\"}"}, "receipt.json: not valid JSON");
+  ExpectInvalid(QueryAnswer{"id", "{\"a\":/*c*/1}"}, "query-answer.json: not valid JSON");
+  // Deep nesting is parsed without recursion.
+  const std::string deep = "{\"a\":" + std::string(100000, '[') + std::string(100000, ']') + "}";
+  EXPECT_TRUE(Validate(Receipt{"id", deep}, Limits{}).ok());
+  ExpectInvalid(Receipt{"id", "{\"a\":" + std::string(100000, '[') + "}"},
+                "receipt.json: not valid JSON");
+}
+
+TEST(ChunkCount, RoundsUp) {
+  Announce a = SampleAnnounce();
+  EXPECT_EQ(ChunkCount(a), 3u);
+  a.bytes = 25165825;
+  EXPECT_EQ(ChunkCount(a), 4u);
+  a.bytes = 0;
+  EXPECT_EQ(ChunkCount(a), 0u);
+  a.bytes = UINT64_MAX;
+  a.chunk_size = 1;
+  EXPECT_EQ(ChunkCount(a), UINT64_MAX);
+  a.chunk_size = UINT64_MAX;
+  EXPECT_EQ(ChunkCount(a), 1u);
+}
+
+TEST(CheckGrantFits, WindowsInsideTheDelivery) {
+  Announce a = SampleAnnounce();  // 3 chunks of 8 MiB
+  a.bytes = 20 << 20;             // last chunk is 4 MiB
+  Grant g = SampleGrant();
+  g.first_chunk = 0;
+  g.chunk_count = 3;
+  g.length = 20 << 20;
+  EXPECT_TRUE(CheckGrantFits(a, g).ok());
+  g.length -= 1;
+  EXPECT_ERROR(CheckGrantFits(a, g), ErrorCode::kMalformed,
+               "grant.length: 20971519 bytes, chunks [0, 3) need 20971520");
+  g.first_chunk = 2;
+  g.chunk_count = 1;
+  g.length = 4 << 20;
+  EXPECT_TRUE(CheckGrantFits(a, g).ok());
+  g.chunk_count = 2;
+  EXPECT_ERROR(CheckGrantFits(a, g), ErrorCode::kMalformed,
+               "grant.chunk_count: chunks [2, +2) run past the 3 chunks of the delivery");
+  g.first_chunk = 3;
+  g.chunk_count = 1;
+  EXPECT_ERROR(CheckGrantFits(a, g), ErrorCode::kMalformed, "run past the 3 chunks");
+  g = SampleGrant();
+  g.delivery_id = "other";
+  EXPECT_ERROR(CheckGrantFits(a, g), ErrorCode::kMalformed,
+               "grant.delivery_id: \"other\", the announced delivery is \"RC-233\"");
+  a.bytes = 0;
+  g = SampleGrant();
+  g.first_chunk = 0;
+  EXPECT_ERROR(CheckGrantFits(a, g), ErrorCode::kMalformed, "run past the 0 chunks");
+}
+
+TEST(CheckGrantFits, HugeDeliveriesDoNotOverflow) {
+  Announce a = SampleAnnounce();
+  a.bytes = UINT64_MAX;
+  a.chunk_size = uint64_t{1} << 63;  // two chunks, the last one 2^63 - 1 bytes
+  Grant g = SampleGrant();
+  g.first_chunk = 1;
+  g.chunk_count = 1;
+  g.remote_address = 0;
+  g.length = (uint64_t{1} << 63) - 1;
+  EXPECT_TRUE(CheckGrantFits(a, g).ok());
+  g.length -= 1;
+  EXPECT_FALSE(CheckGrantFits(a, g).ok());
+}
+
+}  // namespace
+}  // namespace writ::protocol
