@@ -7,16 +7,11 @@
 #include <optional>
 #include <string_view>
 
+#include "writ/types.h"
+
 namespace writ::fabric {
 
-enum class CompletionLevel : uint8_t {
-  // The provider's default: on tcp/rxm the bytes were handed to a socket.
-  // Proves nothing remote.
-  kProviderDefault = 0,
-  kInject = 1,    // FI_INJECT_COMPLETE: the source buffer may be reused
-  kTransmit = 2,  // FI_TRANSMIT_COMPLETE: left the initiator / reached the peer's transport
-  kDelivery = 3,  // FI_DELIVERY_COMPLETE: visible in the target buffer
-};
+using CompletionLevel = ::writ::CompletionLevel;
 
 std::string_view CompletionLevelName(CompletionLevel level);  // "default", "inject", ...
 std::optional<CompletionLevel> ParseCompletionLevel(std::string_view name);

@@ -32,6 +32,7 @@ enum class Access : uint8_t {
 
 class MemoryRegion {
  public:
+  MemoryRegion() = default;  // empty: registers nothing, open() is false
   MemoryRegion(MemoryRegion&&) noexcept = default;
   MemoryRegion& operator=(MemoryRegion&&) noexcept = default;
   ~MemoryRegion() = default;
@@ -49,7 +50,6 @@ class MemoryRegion {
 
  private:
   friend class FabricNode;
-  MemoryRegion() = default;
 
   // Keeps the domain open for as long as the registration lives.
   std::shared_ptr<void> domain_keepalive_;

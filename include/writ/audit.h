@@ -1,0 +1,246 @@
+// writ audit: reads an evidence bundle (writ.evidence/1) and says what it
+// establishes, what it does not, and what to ask the supplier (writ.audit/1).
+// The contract is shared/schemas/evidence-and-audit.md; decisions where it is
+// silent are in docs/audit.md. Pure functions: no I/O, same bundle → same report.
+#pragma once
+
+#include <compare>
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "writ/status.h"
+
+namespace writ::audit {
+
+inline constexpr std::string_view kEvidenceSchema = "writ.evidence/1";
+inline constexpr std::string_view kReportSchema = "writ.audit/1";
+inline constexpr std::string_view kSuccessStatus = "success";
+
+// ---- The evidence bundle ---------------------------------------------------
+
+enum class Operation { kRdmaWrite, kRdmaWriteWithImm, kSend, kOther };
+enum class Transport { kIbRc, kRoceRc, kIwarp, kTcp, kShm, kEfa, kOther };
+enum class MemoryType { kDram, kPmem, kGpu, kFile, kOther };
+enum class CompletionLevel { kInject, kTransmit, kDelivery, kCommit };
+
+// The wire names ("rdma_write", "ib_rc", ...).
+std::string_view ToString(Operation value);
+std::string_view ToString(Transport value);
+std::string_view ToString(MemoryType value);
+std::string_view ToString(CompletionLevel value);
+
+// What a retention promise says the object survives, ordered
+// process-running < process-restart < power-loss < replicated:1 < replicated:2 ...
+struct Survives {
+  enum class Class { kProcessRunning, kProcessRestart, kPowerLoss, kReplicated };
+  Class cls = Class::kProcessRunning;
+  uint64_t replicas = 0;  // K of replicated:K (≥ 1); 0 for the other classes
+
+  // "process-running", "process-restart", "power-loss" or "replicated:K" with
+  // K a decimal integer ≥ 1 without leading zeros; nullopt otherwise.
+  static std::optional<Survives> Parse(std::string_view text);
+  std::string ToString() const;
+  auto operator<=>(const Survives&) const = default;
+};
+
+// Context fields: nullopt = not stated (null, absent or an empty string).
+struct Context {
+  std::optional<Operation> operation;
+  std::optional<Transport> transport;
+  std::optional<std::string> device;
+  std::optional<MemoryType> memory_type;
+  std::optional<std::string> software_release;
+  std::optional<CompletionLevel> completion_level;
+};
+
+struct Portion {
+  std::string wr_id;  // the work request that carried it
+  std::optional<uint64_t> offset;
+  uint64_t bytes = 0;
+};
+
+struct Delivery {
+  std::string id;
+  uint64_t bytes = 0;
+  std::vector<Portion> portions;
+};
+
+// One completion record. On an error record only wr_id, status, qp_num and
+// vendor_err are defined (ibv_poll_cq(3), fi_cq_readerr(3)), so the parser
+// keeps nothing else of it: `success_detail` exists only on a success record.
+struct WorkCompletion {
+  struct SuccessDetail {
+    std::optional<std::string> opcode;
+    std::optional<uint64_t> byte_len;
+  };
+
+  std::string wr_id;
+  std::string status;  // "success" or the error's name
+  std::optional<uint64_t> qp_num;
+  std::optional<int64_t> vendor_err;
+  std::optional<SuccessDetail> success_detail;
+
+  bool success() const { return status == kSuccessStatus; }
+};
+
+enum class PlacementBasis { kStipulated, kObserved };
+
+struct PlacementEntry {
+  std::string delivery;
+  PlacementBasis basis = PlacementBasis::kStipulated;
+};
+
+struct Notification {
+  std::optional<std::string> delivery;
+  std::optional<std::string> kind;
+  std::optional<uint64_t> imm;
+};
+
+enum class AckResult { kValidated, kProcessed };
+
+// An application-level message from the receiver; any field may be unstated.
+struct Acknowledgement {
+  std::optional<std::string> label;
+  std::optional<std::string> delivery;
+  std::optional<uint64_t> bytes;
+  std::optional<AckResult> result;
+  std::optional<std::string> rule;
+};
+
+struct RetentionPromise {
+  std::optional<std::string> delivery;
+  std::optional<std::string> acknowledged_point;
+  std::optional<Survives> survives;
+  std::optional<std::string> promise_after_failure;
+  std::optional<std::string> evidence;
+
+  // All five fields stated (rule 7).
+  bool complete() const {
+    return delivery && acknowledged_point && survives && promise_after_failure && evidence;
+  }
+};
+
+enum class ClaimKind {
+  kWorkRequestsSucceeded,  // count
+  kDeliveriesTransferred,  // count
+  kPlaced,                 // delivery
+  kNotified,               // delivery
+  kValidated,              // delivery
+  kProcessed,              // delivery
+  kDurable,                // delivery, optional survives
+  kJobsCompleted,          // count
+  kCopies,                 // count, delivery
+  kUnknown,                // a kind writ cannot check: never supported
+};
+
+struct Claim {
+  std::string id;
+  ClaimKind kind = ClaimKind::kUnknown;
+  std::string kind_name;  // as written in the bundle
+  std::optional<uint64_t> count;
+  std::optional<std::string> delivery;
+  std::optional<Survives> survives;
+  std::optional<std::string> text;
+};
+
+struct EvidenceBundle {
+  Context context;
+  std::vector<Delivery> deliveries;
+  std::vector<WorkCompletion> work_completions;
+  std::vector<PlacementEntry> placement;
+  std::vector<Notification> notifications;
+  std::vector<Acknowledgement> acknowledgements;
+  std::vector<RetentionPromise> retention_promises;
+  std::vector<Claim> claims;
+};
+
+// Strict, typed parse of a writ.evidence/1 document. A malformed bundle gives
+// Status::Malformed("<json path>: <what was wrong>") for the first bad field,
+// e.g. "deliveries[0].portions[2].bytes: expected integer". Unknown fields are
+// ignored. Never throws.
+Result<EvidenceBundle> ParseBundle(std::string_view json_text);
+
+// ---- The audit report ------------------------------------------------------
+
+enum class TransportState { kEstablished, kFailed, kIncomplete };
+enum class PlacementState { kObserved, kStipulated, kNotEstablished };
+enum class NotificationState { kEstablished, kNone };
+enum class ValidationState { kEstablished, kUnresolved, kUnknown };
+enum class ProcessingState { kEstablished, kUnknown };
+
+std::string_view ToString(TransportState value);
+std::string_view ToString(PlacementState value);
+std::string_view ToString(NotificationState value);
+std::string_view ToString(ValidationState value);
+std::string_view ToString(ProcessingState value);
+
+struct RetentionState {
+  enum class Kind { kNonePromised, kIncompletePromise, kPromised };
+  Kind kind = Kind::kNonePromised;
+  Survives survives;  // meaningful for kPromised: the strongest complete promise
+
+  // "none_promised", "incomplete_promise" or the promised class.
+  std::string ToString() const;
+};
+
+struct DeliveryReport {
+  std::string id;
+  uint64_t bytes = 0;
+  uint64_t portions = 0;
+  TransportState transport = TransportState::kIncomplete;
+  PlacementState placement = PlacementState::kNotEstablished;
+  NotificationState notification = NotificationState::kNone;
+  ValidationState validation = ValidationState::kUnknown;
+  ProcessingState processing = ProcessingState::kUnknown;
+  RetentionState retention;
+  std::vector<std::string> reasons;    // one sentence per conclusion that is not plain
+  std::vector<std::string> questions;  // what to ask the supplier (human output only)
+};
+
+enum class Verdict { kSupported, kNotSupported };
+std::string_view ToString(Verdict value);
+
+struct ClaimVerdict {
+  std::string id;
+  Verdict verdict = Verdict::kNotSupported;
+  std::string reason;
+  // Human output only: the claim as written and, when not supported, the question to ask.
+  std::string kind;
+  std::optional<std::string> text;
+  std::string question;
+};
+
+struct AuditReport {
+  uint64_t records = 0;
+  uint64_t successful = 0;
+  uint64_t failed = 0;
+  uint64_t logical_deliveries = 0;
+  uint64_t placed_bytes = 0;
+  std::vector<DeliveryReport> deliveries;    // bundle order
+  std::vector<ClaimVerdict> claims;          // bundle order
+  std::vector<std::string> missing_context;  // contract order of the context fields
+};
+
+// Applies the contract's rules. Pure and deterministic; O(records + portions).
+AuditReport Audit(const EvidenceBundle& bundle);
+
+// The writ.audit/1 document, pretty-printed, ending in a newline.
+std::string ReportToJson(const AuditReport& report);
+
+struct TextOptions {
+  // Deliveries explained one by one; the rest are summed up in one line (0 = all).
+  std::size_t max_deliveries = 0;
+};
+
+// A short, plain explanation per delivery and per claim, with the questions to
+// put to the supplier for each missing context field and each unsupported claim.
+std::string ReportToText(const AuditReport& report, const TextOptions& options = {});
+
+// The question to ask when context field `field` ("device", ...) is not stated.
+std::string_view MissingContextQuestion(std::string_view field);
+
+}  // namespace writ::audit

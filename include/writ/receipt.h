@@ -1,0 +1,86 @@
+// Receipts: one self-describing piece of evidence per rung reached.
+//
+// A receipt names the object it is about (delivery id, bytes, digest), the point
+// it attests (its rung and statement), who observed it, when, and the context
+// without which "it completed" means nothing. It never implies another rung.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "writ/status.h"
+#include "writ/types.h"
+
+namespace writ {
+
+inline constexpr const char* kReceiptSchema = "writ.receipt/1";
+
+// The rung names receipts use: the four Rung values plus "retained".
+enum class ReceiptRung : uint8_t { kTransport, kReceived, kValidated, kProcessed, kRetained };
+
+struct ReceiptContext {
+  std::string operation;         // rdma_write | rdma_write_with_imm
+  std::string transport;         // tcp | shm | roce_rc | ib_rc | iwarp | efa | other
+  std::string provider;          // libfabric provider, e.g. "tcp;ofi_rxm"
+  std::string device;            // fabric domain / NIC, e.g. "lo", "rxe0"
+  std::string memory_type;       // dram | pmem | gpu | file
+  std::string software_release;  // "writ 0.1.0; libfabric 1.17"
+  std::string completion_level;  // the level the transport result relied on
+  std::vector<std::string> notes;  // e.g. that shm does not check memory keys
+  bool operator==(const ReceiptContext&) const = default;
+};
+
+struct DeliveryRef {
+  std::string id;
+  uint64_t bytes = 0;
+  std::string rule;    // "xxh3-128"
+  std::string digest;  // lowercase hex
+  uint64_t chunks = 0;
+  uint64_t chunk_size = 0;
+  bool operator==(const DeliveryRef&) const = default;
+};
+
+// The five parts of a retention promise (docs/architecture.md).
+struct RetentionPromise {
+  std::string retention;              // volatile | process-restart | power-loss
+  std::string acknowledged_point;     // what was done before this receipt
+  std::string survives;               // process-running | process-restart | power-loss
+  std::string promise_after_failure;  // what holds after that failure
+  std::string evidence;               // the operations and their results
+  bool operator==(const RetentionPromise&) const = default;
+};
+
+struct Receipt {
+  ReceiptRung rung = ReceiptRung::kTransport;
+  DeliveryRef delivery;
+  std::string observer;   // sender | receiver | receiver application | receiver store
+  std::string issuer;     // who issued it, e.g. "writ-serve@127.0.0.1:7000"
+  std::string issued_at;  // RFC 3339 UTC with milliseconds
+  ReceiptContext context;
+  std::string statement;           // what this receipt attests, in one sentence
+  std::string does_not_establish;  // what it does not, in one sentence
+  // Rung-specific fields; each is present only on its rung.
+  std::optional<std::string> rule_passed;      // validated: "xxh3-128 of the complete delivery"
+  std::optional<std::string> processing_step;  // processed: the hook's name
+  std::optional<RetentionPromise> retention;   // retained
+  std::optional<uint64_t> observed_chunks;     // transport / received: chunks observed
+  bool operator==(const Receipt&) const = default;
+};
+
+std::string_view ReceiptRungName(ReceiptRung rung);
+Result<ReceiptRung> ParseReceiptRung(std::string_view name);
+// The audit vocabulary's `survives` value for a class: volatile is "process-running".
+std::string_view SurvivesName(RetentionClass retention);
+
+// Canonical JSON (keys sorted, no whitespace): the form that is signed and sent.
+std::string ReceiptToJson(const Receipt& receipt);
+// Strict: wrong types, unknown rung, missing identity fields or rung-specific
+// fields on the wrong rung are Malformed, naming the field.
+Result<Receipt> ReceiptFromJson(std::string_view json_text);
+
+// "2026-11-29T07:50:00.123Z" for now.
+std::string NowRfc3339();
+
+}  // namespace writ

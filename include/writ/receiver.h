@@ -1,0 +1,61 @@
+// The receiving end (`writ serve`): grants windows, observes every chunk's
+// notification, validates whole deliveries, optionally processes them, retains
+// them and issues a receipt for each rung it really reached.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+
+#include "writ/status.h"
+#include "writ/types.h"
+
+namespace writ {
+
+// What a processing hook is shown: a validated delivery, read through `read`.
+struct DeliveryView {
+  std::string id;
+  uint64_t bytes = 0;
+  std::string digest_hex;
+  std::function<Status(uint64_t offset, std::span<uint8_t> out)> read;
+};
+
+// A named application step run on every validated delivery that asks for it.
+// Its success is the `processed` rung; the CLI registers none.
+struct ProcessingStep {
+  std::string name;
+  std::function<Status(const DeliveryView&)> run;
+};
+
+struct ReceiverOptions {
+  std::string listen_host = "127.0.0.1";
+  uint16_t listen_port = 0;   // 0: pick one (see Receiver::listen_address)
+  std::string provider;       // libfabric provider; empty picks the best available
+  uint64_t window_pool_bytes = 256ull << 20;  // all windows together
+  uint64_t window_bytes = 32ull << 20;        // one window; a chunk must fit in it
+  uint32_t windows_per_delivery = 4;          // windows one delivery may hold at once
+  uint32_t max_connections = 64;
+  // Retention. Empty data_dir: volatile only, bytes held in unlinked files in scratch_dir.
+  std::string data_dir;
+  std::string scratch_dir = "/tmp";
+  uint64_t volatile_capacity_bytes = 64ull << 30;
+  std::optional<ProcessingStep> processing;
+  std::string receiver_id;  // names the issuer in receipts; default "writ serve HOST:PORT"
+};
+
+class Receiver {
+ public:
+  static Result<std::unique_ptr<Receiver>> Start(ReceiverOptions options);
+  virtual ~Receiver() = default;
+
+  // "127.0.0.1:7000": where senders connect (the control connection).
+  virtual std::string listen_address() const = 0;
+  virtual std::string provider() const = 0;
+  // Stops accepting, ends every connection, closes the fabric. Idempotent.
+  virtual Status Stop() = 0;
+};
+
+}  // namespace writ

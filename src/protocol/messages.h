@@ -1,0 +1,151 @@
+// The control messages exchanged over the TCP control connection, and the
+// names of the enums they carry. Wire encoding: codec.h; semantics: validate.h.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <variant>
+#include <vector>
+
+#include "writ/status.h"
+#include "writ/types.h"
+
+namespace writ::protocol {
+
+inline constexpr uint16_t kProtocolVersion = 1;
+
+// The public vocabulary (include/writ/types.h), carried on the wire as one byte each.
+using Rule = ::writ::Rule;
+using Rung = ::writ::Rung;
+using RetentionClass = ::writ::RetentionClass;
+enum class RefuseReason : uint8_t {
+  kAuth = 1,
+  kSpace,
+  kConflictingId,
+  kOversize,
+  kMalformed,
+  kUnknownDelivery,
+  kLimit,
+  kUnsupported,
+  kInternal,
+  kValidation,  // the delivery failed its rule (digest or length mismatch)
+  kRetention,   // the requested retention class cannot be reached (not offered, sync failed)
+};
+
+// Names used on the command line, in receipts and in error messages.
+// An out-of-range value (possible after a cast from the wire) is named "unknown".
+std::string_view RuleName(Rule rule);
+Result<Rule> ParseRule(std::string_view name);
+std::string_view RungName(Rung rung);
+Result<Rung> ParseRung(std::string_view name);
+std::string_view RetentionName(RetentionClass retention);
+Result<RetentionClass> ParseRetention(std::string_view name);
+std::string_view RefuseReasonName(RefuseReason reason);
+Result<RefuseReason> ParseRefuseReason(std::string_view name);
+
+bool IsKnown(Rule rule);
+bool IsKnown(Rung rung);
+bool IsKnown(RetentionClass retention);
+bool IsKnown(RefuseReason reason);
+
+// Bytes of the digest a rule produces; 0 for an unknown rule.
+size_t DigestSize(Rule rule);
+
+// server -> client, first message on a new control connection.
+struct Hello {
+  uint16_t version = kProtocolVersion;  // the highest protocol version the server speaks
+  std::string provider;                 // libfabric provider of the data path
+  std::vector<uint8_t> fabric_address;  // where the sender writes to (fi_getname)
+  std::string receiver_id;
+  bool operator==(const Hello&) const = default;
+};
+
+// client -> server: start a delivery.
+struct Announce {
+  std::string delivery_id;
+  uint64_t bytes = 0;
+  uint64_t chunk_size = 0;
+  Rule rule = Rule::kXxh3_128;
+  std::vector<uint8_t> digest;  // of the whole delivery, DigestSize(rule) bytes
+  Rung until = Rung::kValidated;
+  RetentionClass retention = RetentionClass::kVolatile;
+  std::vector<uint8_t> sender_fabric_address;  // empty when the provider needs none
+  bool operator==(const Announce&) const = default;
+};
+
+// server -> client: a window for chunks [first_chunk, first_chunk + chunk_count).
+struct Grant {
+  std::string delivery_id;
+  uint32_t window_id = 0;
+  uint64_t remote_address = 0;
+  uint64_t key = 0;
+  uint64_t length = 0;
+  uint64_t first_chunk = 0;
+  uint32_t chunk_count = 0;
+  bool operator==(const Grant&) const = default;
+};
+
+// client -> server: every chunk was written (the receiver still decides from
+// its own notifications).
+struct Commit {
+  std::string delivery_id;
+  bool operator==(const Commit&) const = default;
+};
+
+// server -> client: one receipt (JSON object text, self-describing).
+struct Receipt {
+  std::string delivery_id;
+  std::string json;
+  bool operator==(const Receipt&) const = default;
+};
+
+// An empty delivery_id refuses the connection as a whole (e.g. auth).
+struct Refuse {
+  std::string delivery_id;
+  RefuseReason reason = RefuseReason::kInternal;
+  std::string detail;
+  bool operator==(const Refuse&) const = default;
+};
+
+// Either side gives up on a delivery; an empty delivery_id gives up the connection.
+struct Abort {
+  std::string delivery_id;
+  std::string detail;
+  bool operator==(const Abort&) const = default;
+};
+
+struct Query {
+  std::string delivery_id;
+  bool operator==(const Query&) const = default;
+};
+
+struct QueryAnswer {
+  std::string delivery_id;
+  std::string json;
+  bool operator==(const QueryAnswer&) const = default;
+};
+
+using Message =
+    std::variant<Hello, Announce, Grant, Commit, Receipt, Refuse, Abort, Query, QueryAnswer>;
+
+// The wire type code of each message; also the order of the variant plus one.
+enum class MessageType : uint8_t {
+  kHello = 1,
+  kAnnounce = 2,
+  kGrant = 3,
+  kCommit = 4,
+  kReceipt = 5,
+  kRefuse = 6,
+  kAbort = 7,
+  kQuery = 8,
+  kQueryAnswer = 9,
+};
+
+MessageType TypeOf(const Message& message);
+// "hello", "announce", "grant", "commit", "receipt", "refuse", "abort", "query", "query-answer".
+std::string_view MessageTypeName(MessageType type);
+std::string_view MessageTypeName(const Message& message);
+
+}  // namespace writ::protocol

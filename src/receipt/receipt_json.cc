@@ -1,0 +1,222 @@
+#include <chrono>
+#include <ctime>
+#include <nlohmann/json.hpp>
+
+#include "writ/receipt.h"
+
+namespace writ {
+namespace {
+
+using json = nlohmann::json;
+
+constexpr std::string_view kRungNames[] = {"transport", "received", "validated", "processed",
+                                           "retained"};
+
+json ContextToJson(const ReceiptContext& c) {
+  return json{{"operation", c.operation},
+              {"transport", c.transport},
+              {"provider", c.provider},
+              {"device", c.device},
+              {"memory_type", c.memory_type},
+              {"software_release", c.software_release},
+              {"completion_level", c.completion_level},
+              {"notes", c.notes}};
+}
+
+// Strict field readers: each names the JSON path of what is wrong.
+class Reader {
+ public:
+  explicit Reader(const json& object, std::string path) : j_(object), path_(std::move(path)) {}
+
+  Status String(const char* key, std::string& out) const {
+    auto it = j_.find(key);
+    if (it == j_.end()) return Status::Malformed(path_ + key + ": missing");
+    if (!it->is_string()) return Status::Malformed(path_ + key + ": expected string");
+    out = it->get<std::string>();
+    return Status::Ok();
+  }
+  Status NonEmptyString(const char* key, std::string& out) const {
+    WRIT_RETURN_IF_ERROR(String(key, out));
+    if (out.empty()) return Status::Malformed(path_ + key + ": empty");
+    return Status::Ok();
+  }
+  Status Unsigned(const char* key, uint64_t& out) const {
+    auto it = j_.find(key);
+    if (it == j_.end()) return Status::Malformed(path_ + key + ": missing");
+    if (!it->is_number_unsigned()) return Status::Malformed(path_ + key + ": expected unsigned integer");
+    out = it->get<uint64_t>();
+    return Status::Ok();
+  }
+  Result<const json*> Object(const char* key) const {
+    auto it = j_.find(key);
+    if (it == j_.end()) return Status::Malformed(path_ + key + ": missing");
+    if (!it->is_object()) return Status::Malformed(path_ + key + ": expected object");
+    return &*it;
+  }
+  bool Has(const char* key) const { return j_.contains(key); }
+
+ private:
+  const json& j_;
+  std::string path_;
+};
+
+Status ContextFromJson(const json& j, ReceiptContext& c) {
+  Reader r(j, "context.");
+  WRIT_RETURN_IF_ERROR(r.String("operation", c.operation));
+  WRIT_RETURN_IF_ERROR(r.String("transport", c.transport));
+  WRIT_RETURN_IF_ERROR(r.String("provider", c.provider));
+  WRIT_RETURN_IF_ERROR(r.String("device", c.device));
+  WRIT_RETURN_IF_ERROR(r.String("memory_type", c.memory_type));
+  WRIT_RETURN_IF_ERROR(r.String("software_release", c.software_release));
+  WRIT_RETURN_IF_ERROR(r.String("completion_level", c.completion_level));
+  auto notes = j.find("notes");
+  if (notes != j.end()) {
+    if (!notes->is_array()) return Status::Malformed("context.notes: expected array");
+    for (size_t i = 0; i < notes->size(); ++i) {
+      if (!(*notes)[i].is_string()) {
+        return Status::Malformed("context.notes[" + std::to_string(i) + "]: expected string");
+      }
+      c.notes.push_back((*notes)[i].get<std::string>());
+    }
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
+std::string_view ReceiptRungName(ReceiptRung rung) {
+  const auto i = static_cast<size_t>(rung);
+  return i < std::size(kRungNames) ? kRungNames[i] : "unknown";
+}
+
+Result<ReceiptRung> ParseReceiptRung(std::string_view name) {
+  for (size_t i = 0; i < std::size(kRungNames); ++i) {
+    if (kRungNames[i] == name) return static_cast<ReceiptRung>(i);
+  }
+  return Status::Malformed("unknown rung '" + std::string(name) + "'");
+}
+
+std::string_view SurvivesName(RetentionClass retention) {
+  switch (retention) {
+    case RetentionClass::kVolatile: return "process-running";
+    case RetentionClass::kProcessRestart: return "process-restart";
+    case RetentionClass::kPowerLoss: return "power-loss";
+  }
+  return "unknown";
+}
+
+std::string ReceiptToJson(const Receipt& r) {
+  json j{{"schema", kReceiptSchema},
+         {"rung", ReceiptRungName(r.rung)},
+         {"delivery",
+          {{"id", r.delivery.id},
+           {"bytes", r.delivery.bytes},
+           {"rule", r.delivery.rule},
+           {"digest", r.delivery.digest},
+           {"chunks", r.delivery.chunks},
+           {"chunk_size", r.delivery.chunk_size}}},
+         {"observer", r.observer},
+         {"issuer", r.issuer},
+         {"issued_at", r.issued_at},
+         {"context", ContextToJson(r.context)},
+         {"statement", r.statement},
+         {"does_not_establish", r.does_not_establish}};
+  if (r.rule_passed) j["rule"] = *r.rule_passed;
+  if (r.processing_step) j["step"] = *r.processing_step;
+  if (r.observed_chunks) j["observed_chunks"] = *r.observed_chunks;
+  if (r.retention) {
+    j["retention"] = r.retention->retention;
+    j["acknowledged_point"] = r.retention->acknowledged_point;
+    j["survives"] = r.retention->survives;
+    j["promise_after_failure"] = r.retention->promise_after_failure;
+    j["evidence"] = r.retention->evidence;
+  }
+  return j.dump();  // nlohmann's object keys are sorted: canonical
+}
+
+Result<Receipt> ReceiptFromJson(std::string_view text) {
+  json j = json::parse(text, nullptr, /*allow_exceptions=*/false);
+  if (j.is_discarded()) return Status::Malformed("receipt: not valid JSON");
+  if (!j.is_object()) return Status::Malformed("receipt: expected a JSON object");
+  Reader top(j, "");
+  Receipt r;
+  std::string schema, rung;
+  WRIT_RETURN_IF_ERROR(top.String("schema", schema));
+  if (schema != kReceiptSchema) return Status::Malformed("schema: expected " + std::string(kReceiptSchema));
+  WRIT_RETURN_IF_ERROR(top.String("rung", rung));
+  auto parsed_rung = ParseReceiptRung(rung);
+  if (!parsed_rung.ok()) return parsed_rung.status().Annotate("rung");
+  r.rung = *parsed_rung;
+
+  WRIT_ASSIGN_OR_RETURN(const json* delivery, top.Object("delivery"));
+  Reader d(*delivery, "delivery.");
+  WRIT_RETURN_IF_ERROR(d.NonEmptyString("id", r.delivery.id));
+  WRIT_RETURN_IF_ERROR(d.Unsigned("bytes", r.delivery.bytes));
+  WRIT_RETURN_IF_ERROR(d.NonEmptyString("rule", r.delivery.rule));
+  WRIT_RETURN_IF_ERROR(d.NonEmptyString("digest", r.delivery.digest));
+  WRIT_RETURN_IF_ERROR(d.Unsigned("chunks", r.delivery.chunks));
+  WRIT_RETURN_IF_ERROR(d.Unsigned("chunk_size", r.delivery.chunk_size));
+
+  WRIT_RETURN_IF_ERROR(top.NonEmptyString("observer", r.observer));
+  WRIT_RETURN_IF_ERROR(top.NonEmptyString("issuer", r.issuer));
+  WRIT_RETURN_IF_ERROR(top.NonEmptyString("issued_at", r.issued_at));
+  WRIT_ASSIGN_OR_RETURN(const json* context, top.Object("context"));
+  WRIT_RETURN_IF_ERROR(ContextFromJson(*context, r.context));
+  WRIT_RETURN_IF_ERROR(top.NonEmptyString("statement", r.statement));
+  WRIT_RETURN_IF_ERROR(top.String("does_not_establish", r.does_not_establish));
+
+  // Rung-specific fields: required on their rung, refused on any other.
+  auto only_on = [&](const char* key, ReceiptRung owner) -> Status {
+    if (top.Has(key) && r.rung != owner) {
+      return Status::Malformed(std::string(key) + ": not allowed on a " +
+                               std::string(ReceiptRungName(r.rung)) + " receipt");
+    }
+    return Status::Ok();
+  };
+  WRIT_RETURN_IF_ERROR(only_on("rule", ReceiptRung::kValidated));
+  WRIT_RETURN_IF_ERROR(only_on("step", ReceiptRung::kProcessed));
+  for (const char* key :
+       {"retention", "acknowledged_point", "survives", "promise_after_failure", "evidence"}) {
+    WRIT_RETURN_IF_ERROR(only_on(key, ReceiptRung::kRetained));
+  }
+  if (r.rung == ReceiptRung::kValidated) {
+    std::string rule;
+    WRIT_RETURN_IF_ERROR(top.NonEmptyString("rule", rule));
+    r.rule_passed = rule;
+  }
+  if (r.rung == ReceiptRung::kProcessed) {
+    std::string step;
+    WRIT_RETURN_IF_ERROR(top.NonEmptyString("step", step));
+    r.processing_step = step;
+  }
+  if (r.rung == ReceiptRung::kRetained) {
+    RetentionPromise p;
+    WRIT_RETURN_IF_ERROR(top.NonEmptyString("retention", p.retention));
+    WRIT_RETURN_IF_ERROR(top.NonEmptyString("acknowledged_point", p.acknowledged_point));
+    WRIT_RETURN_IF_ERROR(top.NonEmptyString("survives", p.survives));
+    WRIT_RETURN_IF_ERROR(top.NonEmptyString("promise_after_failure", p.promise_after_failure));
+    WRIT_RETURN_IF_ERROR(top.NonEmptyString("evidence", p.evidence));
+    r.retention = p;
+  }
+  if (top.Has("observed_chunks")) {
+    uint64_t n = 0;
+    WRIT_RETURN_IF_ERROR(top.Unsigned("observed_chunks", n));
+    r.observed_chunks = n;
+  }
+  return r;
+}
+
+std::string NowRfc3339() {
+  const auto now = std::chrono::system_clock::now();
+  const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(now.time_since_epoch()) % 1000;
+  const std::time_t t = std::chrono::system_clock::to_time_t(now);
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  char buf[40];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%S", &tm);
+  char out[48];
+  std::snprintf(out, sizeof out, "%s.%03dZ", buf, static_cast<int>(ms.count()));
+  return out;
+}
+
+}  // namespace writ

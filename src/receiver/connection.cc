@@ -1,0 +1,316 @@
+#include "receiver/connection.h"
+
+#include <poll.h>
+
+#include <nlohmann/json.hpp>
+
+#include "receiver/receiver_receipts.h"
+
+namespace writ::receiver {
+namespace {
+
+using protocol::RefuseReason;
+using namespace std::chrono_literals;
+
+RefuseReason ReasonFor(const Status& status) {
+  switch (status.code()) {
+    case ErrorCode::kRefused: return RefuseReason::kSpace;
+    case ErrorCode::kRetention:
+    case ErrorCode::kIo: return RefuseReason::kRetention;
+    case ErrorCode::kValidation: return RefuseReason::kValidation;
+    default: return RefuseReason::kInternal;
+  }
+}
+
+}  // namespace
+
+Connection::Connection(ReceiverCore& core, protocol::ControlChannel channel)
+    : core_(core), channel_(std::move(channel)) {}
+
+Connection::~Connection() { EndDelivery(); }
+
+void Connection::Run() {
+  auto inbox = Inbox::Create();
+  if (!inbox.ok()) {
+    finished_ = true;
+    return;
+  }
+  inbox_ = *inbox;
+  protocol::Hello hello;
+  hello.provider = core_.node->provider().name();
+  hello.fabric_address = core_.fabric_address;
+  hello.receiver_id = core_.issuer;
+  if (!channel_.Send(hello).ok()) {
+    finished_ = true;
+    return;
+  }
+  for (;;) {
+    pollfd fds[2] = {{channel_.fd(), POLLIN, 0}, {inbox_->event_fd(), POLLIN, 0}};
+    const int ready = poll(fds, 2, 500);
+    if (ready < 0 && errno != EINTR) break;
+    Status status = ApplyNotifications();
+    if (status.ok() && (fds[0].revents & (POLLIN | POLLHUP | POLLERR))) {
+      // One blocking read for the frame that woke us, then whatever is already buffered.
+      auto message = channel_.Receive(10s);
+      while (message.ok() && status.ok()) {
+        status = HandleMessage(*message);
+        if (status.ok()) message = channel_.Receive(0ms);
+      }
+      if (!message.ok() && message.status().code() != ErrorCode::kTimeout) {
+        if (message.status().code() == ErrorCode::kMalformed ||
+            message.status().code() == ErrorCode::kUnsupported) {
+          // Name what was wrong, then drop the connection: its stream can't be trusted.
+          (void)channel_.Send(protocol::Refuse{
+              delivery_ ? delivery_->announce().delivery_id : "", RefuseReason::kMalformed,
+              message.status().message()});
+        }
+        break;
+      }
+    }
+    if (status.ok() && delivery_) status = Advance();
+    if (!status.ok()) break;
+  }
+  EndDelivery();
+  core_.pool->ForgetWaiter(inbox_->event_fd());
+  channel_.Shutdown();
+  finished_ = true;
+}
+
+Status Connection::HandleMessage(const protocol::Message& message) {
+  if (const auto* m = std::get_if<protocol::Announce>(&message)) return OnAnnounce(*m);
+  if (const auto* m = std::get_if<protocol::Commit>(&message)) return OnCommit(*m);
+  if (const auto* m = std::get_if<protocol::Query>(&message)) return OnQuery(*m);
+  if (const auto* m = std::get_if<protocol::Abort>(&message)) {
+    if (delivery_ && m->delivery_id == delivery_->announce().delivery_id) EndDelivery();
+    return Status::Ok();
+  }
+  return Refuse("", RefuseReason::kMalformed,
+                std::string("a receiver does not accept '") +
+                    std::string(protocol::MessageTypeName(message)) + "' messages");
+}
+
+Status Connection::Refuse(const std::string& id, RefuseReason reason, const std::string& detail) {
+  return channel_.Send(protocol::Refuse{id, reason, detail});
+}
+
+Status Connection::SendReceipt(const Receipt& receipt) {
+  std::string json = ReceiptToJson(receipt);
+  receipts_.push_back(json);
+  return channel_.Send(protocol::Receipt{receipt.delivery.id, std::move(json)});
+}
+
+Status Connection::OnAnnounce(const protocol::Announce& a) {
+  const ReceiverOptions& opt = core_.options;
+  if (delivery_) {
+    return Refuse(a.delivery_id, RefuseReason::kLimit,
+                  "delivery " + delivery_->announce().delivery_id +
+                      " is still in progress on this connection");
+  }
+  if (a.chunk_size > core_.pool->window_bytes()) {
+    return Refuse(a.delivery_id, RefuseReason::kOversize,
+                  "chunk size " + std::to_string(a.chunk_size) + " exceeds this receiver's window of " +
+                      std::to_string(core_.pool->window_bytes()) + " bytes");
+  }
+  if (a.until == Rung::kProcessed && !opt.processing) {
+    return Refuse(a.delivery_id, RefuseReason::kUnsupported,
+                  "this receiver registers no processing step, so it never reports 'processed'");
+  }
+  if (!core_.store->Offers(a.retention)) {
+    return Refuse(a.delivery_id, RefuseReason::kRetention,
+                  std::string("this receiver does not offer ") +
+                      std::string(protocol::RetentionName(a.retention)) +
+                      " retention (without --data only volatile is offered)");
+  }
+  auto existing = core_.store->Lookup(a.delivery_id);
+  if (!existing.ok()) return Refuse(a.delivery_id, RefuseReason::kInternal, existing.status().message());
+  if (existing->has_value()) {
+    const store::RetainedDelivery& held = **existing;
+    if (held.meta.digest != a.digest || held.meta.bytes != a.bytes || held.meta.rule != a.rule) {
+      return Refuse(a.delivery_id, RefuseReason::kConflictingId,
+                    "delivery " + a.delivery_id + " is already retained with other content (" +
+                        std::to_string(held.meta.bytes) + " bytes, " +
+                        std::string(protocol::RuleName(held.meta.rule)) + " " +
+                        protocol::ToHex(held.meta.digest) + ")");
+    }
+    if (held.retention < a.retention) {
+      return Refuse(a.delivery_id, RefuseReason::kRetention,
+                    "delivery " + a.delivery_id + " is already retained as " +
+                        std::string(protocol::RetentionName(held.retention)) + ", weaker than " +
+                        std::string(protocol::RetentionName(a.retention)));
+    }
+    // Same content: the existing receipts, without moving the bytes again.
+    for (const auto& json : held.receipts) {
+      WRIT_RETURN_IF_ERROR(channel_.Send(protocol::Receipt{a.delivery_id, json}));
+    }
+    return Status::Ok();
+  }
+  if (!core_.ClaimId(a.delivery_id)) {
+    return Refuse(a.delivery_id, RefuseReason::kConflictingId,
+                  "delivery " + a.delivery_id + " is in progress on another connection");
+  }
+  auto digester = protocol::Digester::Create(a.rule);
+  store::DeliveryMeta meta{a.delivery_id, a.bytes, a.chunk_size, a.rule, a.digest};
+  auto writer = digester.ok() ? core_.store->Begin(meta, a.retention)
+                              : Result<std::unique_ptr<store::PayloadWriter>>(digester.status());
+  if (!writer.ok()) {
+    core_.ReleaseId(a.delivery_id);
+    return Refuse(a.delivery_id, ReasonFor(writer.status()), writer.status().message());
+  }
+  delivery_ = std::make_unique<InboundDelivery>(a, std::move(digester).value(),
+                                                std::move(writer).value());
+  receipts_.clear();
+  return Status::Ok();
+}
+
+Status Connection::OnCommit(const protocol::Commit& c) {
+  if (!delivery_ || delivery_->announce().delivery_id != c.delivery_id) {
+    return Refuse(c.delivery_id, RefuseReason::kUnknownDelivery,
+                  "commit for " + c.delivery_id + ", which is not in progress on this connection");
+  }
+  delivery_->commit_seen = true;
+  return Status::Ok();
+}
+
+Status Connection::OnQuery(const protocol::Query& q) {
+  using json = nlohmann::json;
+  auto held = core_.store->Lookup(q.delivery_id);
+  json answer{{"id", q.delivery_id}};
+  if (!held.ok() || !held->has_value()) {
+    answer["state"] = "unknown";
+  } else {
+    const store::RetainedDelivery& d = **held;
+    answer["state"] = "retained";
+    answer["retention"] = protocol::RetentionName(d.retention);
+    answer["bytes"] = d.meta.bytes;
+    answer["rule"] = protocol::RuleName(d.meta.rule);
+    answer["digest"] = protocol::ToHex(d.meta.digest);
+    answer["receipts"] = json::array();
+    for (const auto& r : d.receipts) answer["receipts"].push_back(json::parse(r));
+  }
+  return channel_.Send(protocol::QueryAnswer{q.delivery_id, answer.dump()});
+}
+
+Status Connection::ApplyNotifications() {
+  notifications_.clear();
+  inbox_->Drain(notifications_);
+  if (!delivery_) return Status::Ok();  // late notifications of an ended delivery
+  for (uint32_t value : notifications_) {
+    Status s = delivery_->OnNotification(static_cast<uint16_t>(value >> 16),
+                                         static_cast<uint16_t>(value & 0xFFFF));
+    if (s.code() == ErrorCode::kMalformed) {
+      const std::string id = delivery_->announce().delivery_id;
+      EndDelivery();
+      return Refuse(id, RefuseReason::kMalformed, s.message());
+    }
+  }
+  return Status::Ok();
+}
+
+void Connection::Revoke(LiveWindow& window) {
+  (void)window.region.Close();  // revoke first: no write may land after release
+  core_.router.Unbind(window.tag);
+  core_.pool->Release(window.pool_index);
+}
+
+Status Connection::Advance() {
+  InboundDelivery& d = *delivery_;
+  const std::string& id = d.announce().delivery_id;
+  while (d.NeedsWindow(core_.options.windows_per_delivery)) {
+    auto window = core_.pool->TryAcquire(inbox_->event_fd());
+    if (!window) break;  // woken through the inbox when one is released
+    auto tag = core_.router.Bind(inbox_);
+    if (!tag) {
+      core_.pool->Release(window->index);
+      break;
+    }
+    LiveWindow live;
+    live.tag = *tag;
+    live.pool_index = window->index;
+    live.data = window->data;
+    live.first_chunk = d.next_grant_chunk();
+    live.chunk_count = d.ChunksForWindow(core_.pool->window_bytes());
+    live.length = d.BytesForChunks(live.first_chunk, live.chunk_count);
+    auto region = core_.node->Register(live.data, live.length, fabric::Access::kRemoteWrite);
+    if (!region.ok()) {
+      core_.router.Unbind(live.tag);
+      core_.pool->Release(live.pool_index);
+      EndDelivery();
+      return Refuse(id, RefuseReason::kInternal, region.status().message());
+    }
+    live.region = std::move(region).value();
+    protocol::Grant grant{id,
+                          live.tag,
+                          live.region.descriptor().base,
+                          live.region.descriptor().key,
+                          live.length,
+                          live.first_chunk,
+                          live.chunk_count};
+    d.AddWindow(std::move(live));
+    WRIT_RETURN_IF_ERROR(channel_.Send(grant));
+  }
+
+  auto consumed = d.Consume();
+  if (!consumed.ok()) {
+    EndDelivery();
+    return Refuse(id, ReasonFor(consumed.status()), "storing delivery " + id + " failed: " +
+                                                         consumed.status().message());
+  }
+  for (auto& window : *consumed) Revoke(window);
+
+  if (d.all_received() && !d.received_receipt_sent) {
+    d.received_receipt_sent = true;
+    WRIT_RETURN_IF_ERROR(SendReceipt(ReceivedReceipt(core_, RefOf(d.announce()), d.chunk_count())));
+  }
+  if (d.commit_seen && d.all_received() && d.all_consumed()) return Finish();
+  return Status::Ok();
+}
+
+Status Connection::Finish() {
+  InboundDelivery& d = *delivery_;
+  const protocol::Announce a = d.announce();
+  const DeliveryRef ref = RefOf(a);
+  const std::vector<uint8_t> computed = d.FinishDigest();
+  if (computed != a.digest) {
+    EndDelivery();
+    return Refuse(a.delivery_id, RefuseReason::kValidation,
+                  "validation failed: delivery " + a.delivery_id + " has " +
+                      std::string(protocol::RuleName(a.rule)) + " " + protocol::ToHex(computed) +
+                      ", announced " + protocol::ToHex(a.digest));
+  }
+  WRIT_RETURN_IF_ERROR(SendReceipt(ValidatedReceipt(core_, ref)));
+  if (core_.options.processing) {
+    const ProcessingStep& step = *core_.options.processing;
+    store::PayloadWriter& writer = d.writer();
+    DeliveryView view{a.delivery_id, a.bytes, ref.digest,
+                      [&writer](uint64_t offset, std::span<uint8_t> out) {
+                        return writer.Read(offset, out);
+                      }};
+    Status ran = step.run(view);
+    if (!ran.ok()) {
+      EndDelivery();
+      return Refuse(a.delivery_id, RefuseReason::kInternal,
+                    "processing step '" + step.name + "' failed: " + ran.message());
+    }
+    WRIT_RETURN_IF_ERROR(SendReceipt(ProcessedReceipt(core_, ref, step.name)));
+  }
+  auto evidence = d.writer().Commit(receipts_);
+  if (!evidence.ok()) {
+    EndDelivery();
+    return Refuse(a.delivery_id, ReasonFor(evidence.status()),
+                  "retention failed: " + evidence.status().message());
+  }
+  const Receipt retained = RetainedReceipt(core_, ref, *evidence);
+  const std::string json = ReceiptToJson(retained);
+  WRIT_RETURN_IF_ERROR(core_.store->AppendReceipt(a.delivery_id, json));
+  EndDelivery();
+  return channel_.Send(protocol::Receipt{a.delivery_id, json});
+}
+
+void Connection::EndDelivery() {
+  if (!delivery_) return;
+  for (auto& window : delivery_->TakeWindows()) Revoke(window);
+  core_.ReleaseId(delivery_->announce().delivery_id);
+  delivery_.reset();  // an uncommitted writer discards its bytes
+}
+
+}  // namespace writ::receiver

@@ -1,0 +1,48 @@
+// One control connection: Hello, then announces, grants, commits, queries.
+// Runs on its own thread; the fabric progress thread feeds it notifications.
+#pragma once
+
+#include <atomic>
+#include <memory>
+#include <optional>
+
+#include "protocol/control_channel.h"
+#include "receiver/inbound_delivery.h"
+#include "receiver/notification_router.h"
+#include "receiver/receiver_core.h"
+
+namespace writ::receiver {
+
+class Connection {
+ public:
+  Connection(ReceiverCore& core, protocol::ControlChannel channel);
+  ~Connection();
+
+  void Run();
+  void Shutdown() { channel_.Shutdown(); }
+  bool finished() const { return finished_.load(); }
+
+ private:
+  Status HandleMessage(const protocol::Message& message);
+  Status OnAnnounce(const protocol::Announce& announce);
+  Status OnCommit(const protocol::Commit& commit);
+  Status OnQuery(const protocol::Query& query);
+  Status ApplyNotifications();
+  // Grants windows, consumes chunks, and finishes the delivery when it can.
+  Status Advance();
+  Status Finish();
+  Status Refuse(const std::string& id, protocol::RefuseReason reason, const std::string& detail);
+  Status SendReceipt(const Receipt& receipt);
+  void Revoke(LiveWindow& window);
+  void EndDelivery();
+
+  ReceiverCore& core_;
+  protocol::ControlChannel channel_;
+  std::shared_ptr<Inbox> inbox_;
+  std::unique_ptr<InboundDelivery> delivery_;
+  std::vector<std::string> receipts_;  // issued for the current delivery, JSON
+  std::vector<uint32_t> notifications_;
+  std::atomic<bool> finished_{false};
+};
+
+}  // namespace writ::receiver

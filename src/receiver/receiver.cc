@@ -1,0 +1,149 @@
+#include "writ/receiver.h"
+
+#include <atomic>
+#include <list>
+#include <mutex>
+#include <thread>
+
+#include "fabric/progress_loop.h"
+#include "protocol/control_channel.h"
+#include "receipt/context.h"
+#include "receiver/connection.h"
+#include "receiver/receiver_core.h"
+#include "store/volatile_store.h"
+
+namespace writ {
+namespace {
+
+using namespace std::chrono_literals;
+
+class ReceiverImpl : public Receiver {
+ public:
+  explicit ReceiverImpl(ReceiverOptions options) { core_.options = std::move(options); }
+  ~ReceiverImpl() override { (void)Stop(); }
+
+  Status Init();
+  std::string listen_address() const override { return listener_->address(); }
+  std::string provider() const override { return core_.node->provider().name(); }
+  Status Stop() override;
+
+ private:
+  void AcceptLoop();
+  void OnRecord(const fabric::WorkCompletion& record);
+
+  receiver::ReceiverCore core_;
+  std::optional<protocol::ControlListener> listener_;
+  std::unique_ptr<fabric::ProgressLoop> progress_;
+  std::thread accept_thread_;
+  std::atomic<bool> stopping_{false};
+  std::atomic<uint64_t> target_errors_{0};
+  std::mutex conns_mu_;
+  struct Running {
+    std::unique_ptr<receiver::Connection> connection;
+    std::thread thread;
+  };
+  std::list<Running> conns_;
+  bool stopped_ = false;
+};
+
+Status ReceiverImpl::Init() {
+  const ReceiverOptions& opt = core_.options;
+  auto listener = protocol::ControlListener::Listen(opt.listen_host, opt.listen_port);
+  if (!listener.ok()) return listener.status().Annotate("control listener");
+  listener_.emplace(std::move(listener).value());
+  core_.issuer = opt.receiver_id.empty() ? "writ-serve@" + listener_->address() : opt.receiver_id;
+
+  fabric::NodeOptions node_options;
+  node_options.provider.provider = opt.provider;
+  node_options.provider.role = fabric::Role::kTarget;
+  node_options.provider.node = opt.listen_host;
+  node_options.provider.service = "0";
+  WRIT_ASSIGN_OR_RETURN(core_.node, fabric::FabricNode::Open(node_options));
+  WRIT_ASSIGN_OR_RETURN(core_.fabric_address, core_.node->LocalAddress());
+  core_.context = receipt::ContextFor(core_.node->provider(), CompletionLevel::kDelivery, true);
+  // The receiver's own rungs rest on its notifications, not on any initiator completion level.
+  core_.context.completion_level = "none: receiver-side notification";
+
+  WRIT_ASSIGN_OR_RETURN(core_.pool,
+                        receiver::WindowPool::Create(opt.window_pool_bytes, opt.window_bytes));
+  if (!opt.data_dir.empty()) {
+    return Status::Unsupported("--data: durable retention is not available in this build yet");
+  }
+  WRIT_ASSIGN_OR_RETURN(core_.store,
+                        store::VolatileStore::Open(opt.scratch_dir, opt.volatile_capacity_bytes));
+
+  progress_ = std::make_unique<fabric::ProgressLoop>(
+      *core_.node, [this](const fabric::WorkCompletion& r) { OnRecord(r); });
+  accept_thread_ = std::thread([this] { AcceptLoop(); });
+  return Status::Ok();
+}
+
+void ReceiverImpl::OnRecord(const fabric::WorkCompletion& record) {
+  if (!record.ok()) {
+    target_errors_.fetch_add(1);
+    return;
+  }
+  auto op = record.operation();
+  auto data = record.remote_data();
+  if (op.ok() && *op == fabric::Operation::kRemoteWrite && data.ok()) {
+    core_.router.Route(static_cast<uint32_t>(*data));
+  }
+}
+
+void ReceiverImpl::AcceptLoop() {
+  while (!stopping_.load()) {
+    auto channel = listener_->Accept(200ms);
+    {
+      // Reap connections that ended.
+      std::lock_guard lock(conns_mu_);
+      for (auto it = conns_.begin(); it != conns_.end();) {
+        if (it->connection->finished()) {
+          it->thread.join();
+          it = conns_.erase(it);
+        } else {
+          ++it;
+        }
+      }
+    }
+    if (!channel.ok()) continue;
+    std::lock_guard lock(conns_mu_);
+    if (stopping_.load()) break;
+    if (conns_.size() >= core_.options.max_connections) {
+      (void)channel->Send(protocol::Refuse{"", protocol::RefuseReason::kLimit,
+                                           "too many connections (limit " +
+                                               std::to_string(core_.options.max_connections) + ")"});
+      continue;
+    }
+    conns_.push_back(Running{std::make_unique<receiver::Connection>(core_, std::move(channel).value()), {}});
+    receiver::Connection* connection = conns_.back().connection.get();
+    conns_.back().thread = std::thread([connection] { connection->Run(); });
+  }
+}
+
+Status ReceiverImpl::Stop() {
+  if (stopped_) return Status::Ok();
+  stopped_ = true;
+  stopping_.store(true);
+  if (accept_thread_.joinable()) accept_thread_.join();
+  {
+    std::lock_guard lock(conns_mu_);
+    for (auto& running : conns_) running.connection->Shutdown();
+    for (auto& running : conns_) {
+      if (running.thread.joinable()) running.thread.join();
+    }
+    conns_.clear();
+  }
+  if (progress_) progress_->Stop();
+  progress_.reset();
+  return core_.node ? core_.node->Close() : Status::Ok();
+}
+
+}  // namespace
+
+Result<std::unique_ptr<Receiver>> Receiver::Start(ReceiverOptions options) {
+  auto receiver = std::make_unique<ReceiverImpl>(std::move(options));
+  WRIT_RETURN_IF_ERROR(receiver->Init());
+  return std::unique_ptr<Receiver>(std::move(receiver));
+}
+
+}  // namespace writ

@@ -1,0 +1,42 @@
+// What every connection of one receiver shares.
+#pragma once
+
+#include <memory>
+#include <mutex>
+#include <set>
+#include <string>
+
+#include "fabric/node.h"
+#include "receiver/notification_router.h"
+#include "receiver/window_pool.h"
+#include "store/store.h"
+#include "writ/receipt.h"
+#include "writ/receiver.h"
+
+namespace writ::receiver {
+
+struct ReceiverCore {
+  ReceiverOptions options;
+  std::string issuer;                   // "writ serve 127.0.0.1:7000"
+  std::unique_ptr<fabric::FabricNode> node;
+  std::unique_ptr<WindowPool> pool;
+  NotificationRouter router;
+  std::unique_ptr<store::Store> store;
+  ReceiptContext context;               // for receipts this receiver issues
+  std::vector<uint8_t> fabric_address;  // sent in Hello
+
+  // A delivery id may be in progress on one connection at a time.
+  bool ClaimId(const std::string& id) {
+    std::lock_guard lock(ids_mu);
+    return active_ids.insert(id).second;
+  }
+  void ReleaseId(const std::string& id) {
+    std::lock_guard lock(ids_mu);
+    active_ids.erase(id);
+  }
+
+  std::mutex ids_mu;
+  std::set<std::string> active_ids;
+};
+
+}  // namespace writ::receiver

@@ -1,0 +1,76 @@
+#include "receiver/receiver_receipts.h"
+
+#include "protocol/digest.h"
+
+namespace writ::receiver {
+namespace {
+
+Receipt Base(const ReceiverCore& core, const DeliveryRef& ref, ReceiptRung rung,
+             const char* observer) {
+  Receipt r;
+  r.rung = rung;
+  r.delivery = ref;
+  r.observer = observer;
+  r.issuer = core.issuer;
+  r.issued_at = NowRfc3339();
+  r.context = core.context;
+  return r;
+}
+
+}  // namespace
+
+DeliveryRef RefOf(const protocol::Announce& a) {
+  DeliveryRef ref;
+  ref.id = a.delivery_id;
+  ref.bytes = a.bytes;
+  ref.rule = std::string(protocol::RuleName(a.rule));
+  ref.digest = protocol::ToHex(a.digest);
+  ref.chunk_size = a.chunk_size;
+  ref.chunks = a.bytes == 0 ? 0 : (a.bytes + a.chunk_size - 1) / a.chunk_size;
+  return ref;
+}
+
+Receipt ReceivedReceipt(const ReceiverCore& core, const DeliveryRef& ref, uint64_t chunks) {
+  Receipt r = Base(core, ref, ReceiptRung::kReceived, "receiver");
+  r.observed_chunks = chunks;
+  r.statement = "the receiver observed its own remote-write notification for each of the " +
+                std::to_string(chunks) + " chunks of this delivery, in windows it granted";
+  r.does_not_establish =
+      "that the bytes are correct (validation), that anyone processed them, or any retention";
+  return r;
+}
+
+Receipt ValidatedReceipt(const ReceiverCore& core, const DeliveryRef& ref) {
+  Receipt r = Base(core, ref, ReceiptRung::kValidated, "receiver application");
+  r.rule_passed = ref.rule + " of the complete delivery";
+  r.statement = "the complete delivery (" + std::to_string(ref.bytes) + " bytes) has the " +
+                ref.rule + " digest " + ref.digest + " announced for it";
+  r.does_not_establish = "processing, or that the delivery survives any failure";
+  return r;
+}
+
+Receipt ProcessedReceipt(const ReceiverCore& core, const DeliveryRef& ref,
+                         const std::string& step) {
+  Receipt r = Base(core, ref, ReceiptRung::kProcessed, "receiver application hook");
+  r.processing_step = step;
+  r.statement = "the processing step '" + step + "' returned success for this validated delivery";
+  r.does_not_establish = "that the delivery survives any failure";
+  return r;
+}
+
+Receipt RetainedReceipt(const ReceiverCore& core, const DeliveryRef& ref,
+                        const store::RetentionEvidence& ev) {
+  Receipt r = Base(core, ref, ReceiptRung::kRetained, "receiver store");
+  RetentionPromise p;
+  p.retention = std::string(protocol::RetentionName(ev.retention));
+  p.acknowledged_point = ev.acknowledged_point;
+  p.survives = std::string(SurvivesName(ev.retention));
+  p.promise_after_failure = ev.promise_after_failure;
+  p.evidence = ev.evidence;
+  r.retention = p;
+  r.statement = "the validated delivery is retained with class " + p.retention;
+  r.does_not_establish = "survival of any failure beyond '" + p.survives + "'";
+  return r;
+}
+
+}  // namespace writ::receiver

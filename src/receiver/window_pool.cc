@@ -1,0 +1,64 @@
+#include "receiver/window_pool.h"
+
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
+namespace writ::receiver {
+
+Result<std::unique_ptr<WindowPool>> WindowPool::Create(uint64_t pool_bytes, uint64_t window_bytes) {
+  if (window_bytes == 0 || window_bytes % 4096 != 0) {
+    return Status::InvalidArgument("window size must be a positive multiple of 4096 bytes");
+  }
+  if (pool_bytes < window_bytes) {
+    return Status::InvalidArgument("window pool (" + std::to_string(pool_bytes) +
+                                   " bytes) is smaller than one window (" +
+                                   std::to_string(window_bytes) + " bytes)");
+  }
+  const size_t total = pool_bytes / window_bytes;
+  const uint64_t mapped = total * window_bytes;
+  void* base = mmap(nullptr, mapped, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (base == MAP_FAILED) {
+    return Status::Io(std::string("window pool: mmap failed: ") + std::strerror(errno), errno);
+  }
+  return std::unique_ptr<WindowPool>(
+      new WindowPool(static_cast<uint8_t*>(base), mapped, window_bytes, total));
+}
+
+WindowPool::WindowPool(uint8_t* base, uint64_t mapped, uint64_t window_bytes, size_t total)
+    : base_(base), mapped_(mapped), window_bytes_(window_bytes), total_(total) {
+  for (size_t i = total; i-- > 0;) free_.push_back(static_cast<uint32_t>(i));
+}
+
+WindowPool::~WindowPool() { munmap(base_, mapped_); }
+
+std::optional<WindowPool::Window> WindowPool::TryAcquire(int waiter_eventfd) {
+  std::lock_guard lock(mu_);
+  if (free_.empty()) {
+    waiters_.insert(waiter_eventfd);
+    return std::nullopt;
+  }
+  const uint32_t index = free_.back();
+  free_.pop_back();
+  return Window{index, base_ + uint64_t{index} * window_bytes_};
+}
+
+void WindowPool::Release(uint32_t index) {
+  std::set<int> wake;
+  {
+    std::lock_guard lock(mu_);
+    free_.push_back(index);
+    wake.swap(waiters_);
+  }
+  const uint64_t one = 1;
+  for (int fd : wake) (void)!write(fd, &one, sizeof one);
+}
+
+void WindowPool::ForgetWaiter(int waiter_eventfd) {
+  std::lock_guard lock(mu_);
+  waiters_.erase(waiter_eventfd);
+}
+
+}  // namespace writ::receiver

@@ -1,0 +1,48 @@
+// The receiver's window pool: one mapping of --window-pool bytes cut into
+// fixed windows. Memory for windows is bounded by it, whatever the deliveries.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <set>
+#include <vector>
+
+#include "writ/status.h"
+
+namespace writ::receiver {
+
+class WindowPool {
+ public:
+  struct Window {
+    uint32_t index;
+    uint8_t* data;
+  };
+
+  static Result<std::unique_ptr<WindowPool>> Create(uint64_t pool_bytes, uint64_t window_bytes);
+  ~WindowPool();
+  WindowPool(const WindowPool&) = delete;
+  WindowPool& operator=(const WindowPool&) = delete;
+
+  // A free window, or nothing; then `waiter_eventfd` is signalled at the next release.
+  std::optional<Window> TryAcquire(int waiter_eventfd);
+  void Release(uint32_t index);
+  void ForgetWaiter(int waiter_eventfd);
+
+  uint64_t window_bytes() const { return window_bytes_; }
+  uint32_t count() const { return static_cast<uint32_t>(total_); }
+
+ private:
+  WindowPool(uint8_t* base, uint64_t mapped, uint64_t window_bytes, size_t total);
+
+  uint8_t* base_;
+  uint64_t mapped_;
+  uint64_t window_bytes_;
+  size_t total_;
+  std::mutex mu_;
+  std::vector<uint32_t> free_;
+  std::set<int> waiters_;
+};
+
+}  // namespace writ::receiver

@@ -1,0 +1,67 @@
+// Retention: where validated deliveries are kept, and what that survives.
+// The receiver writes a delivery's bytes as its windows complete, then commits
+// it only after validation; an uncommitted delivery is never reported retained.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "writ/status.h"
+#include "writ/types.h"
+
+namespace writ::store {
+
+struct DeliveryMeta {
+  std::string id;
+  uint64_t bytes = 0;
+  uint64_t chunk_size = 0;
+  Rule rule = Rule::kXxh3_128;
+  std::vector<uint8_t> digest;
+};
+
+// What the store did to reach its class: the retention receipt's acknowledged point
+// and evidence.
+struct RetentionEvidence {
+  RetentionClass retention = RetentionClass::kVolatile;
+  std::string acknowledged_point;
+  std::string promise_after_failure;
+  std::string evidence;
+};
+
+struct RetainedDelivery {
+  DeliveryMeta meta;
+  RetentionClass retention = RetentionClass::kVolatile;
+  std::vector<std::string> receipts;  // receipt JSON, in rung order
+};
+
+// One delivery being written. Dropping it without Commit discards the bytes.
+class PayloadWriter {
+ public:
+  virtual ~PayloadWriter() = default;
+  virtual Status Write(uint64_t offset, std::span<const uint8_t> bytes) = 0;
+  // Reads back bytes written so far (a processing step runs before the commit).
+  virtual Status Read(uint64_t offset, std::span<uint8_t> out) = 0;
+  // Makes the delivery retained at its class, with the receipts issued so far.
+  virtual Result<RetentionEvidence> Commit(const std::vector<std::string>& receipts) = 0;
+};
+
+class Store {
+ public:
+  virtual ~Store() = default;
+  // Whether this store can retain at `retention` (e.g. only volatile without --data).
+  virtual bool Offers(RetentionClass retention) const = 0;
+  virtual Result<std::optional<RetainedDelivery>> Lookup(const std::string& id) = 0;
+  // Refused (space) when the delivery cannot fit.
+  virtual Result<std::unique_ptr<PayloadWriter>> Begin(const DeliveryMeta& meta,
+                                                       RetentionClass retention) = 0;
+  // Adds a receipt issued after the commit (the retention receipt itself).
+  virtual Status AppendReceipt(const std::string& id, const std::string& receipt_json) = 0;
+  // Reads back retained bytes.
+  virtual Status Read(const std::string& id, uint64_t offset, std::span<uint8_t> out) = 0;
+};
+
+}  // namespace writ::store

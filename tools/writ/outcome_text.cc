@@ -1,0 +1,64 @@
+#include "outcome_text.h"
+
+#include <fmt/format.h>
+
+#include "protocol/messages.h"
+
+namespace writ::cli {
+
+std::string WithThousands(uint64_t value) {
+  std::string digits = std::to_string(value);
+  std::string out;
+  for (size_t i = 0; i < digits.size(); ++i) {
+    if (i > 0 && (digits.size() - i) % 3 == 0) out += ',';
+    out += digits[i];
+  }
+  return out;
+}
+
+std::string OutcomeToText(const DeliveryOutcome& o) {
+  std::string out;
+  const DeliveryRef& d = o.delivery;
+  out += fmt::format("delivery {}: {} bytes in {} chunk(s) of {} bytes, {} {}\n", d.id,
+                     WithThousands(d.bytes), d.chunks, WithThousands(d.chunk_size), d.rule, d.digest);
+  const ReceiptContext& c = o.context;
+  if (!c.provider.empty()) {
+    out += fmt::format("context: {} over {} (provider {}, device {}), {} memory, completion level {}\n",
+                       c.operation, c.transport, c.provider, c.device, c.memory_type,
+                       c.completion_level);
+    out += fmt::format("         {}\n", c.software_release);
+    for (const auto& note : c.notes) out += fmt::format("  note: {}\n", note);
+  }
+  uint64_t ok = 0, failed = 0;
+  for (const auto& wc : o.work_completions) (wc.ok ? ok : failed)++;
+  out += fmt::format("work completions: {} record(s): {} success, {} error\n",
+                     o.work_completions.size(), ok, failed);
+  for (const auto& wc : o.work_completions) {
+    if (wc.ok) {
+      out += fmt::format("  request {:>4}  chunk {:>4}  success\n", wc.request_id, wc.chunk);
+    } else {
+      out += fmt::format("  request {:>4}  chunk {:>4}  {} (provider error {}: {})\n", wc.request_id,
+                         wc.chunk, wc.status, wc.provider_errno.value_or(0), wc.provider_error);
+    }
+  }
+  if (!o.bytes_moved) out += "no bytes moved: the receiver already held this content\n";
+  out += fmt::format("receipts ({}):\n", o.receipts.size());
+  for (const auto& r : o.receipts) {
+    out += fmt::format("  {:<9}  by {} at {}\n", ReceiptRungName(r.rung), r.issuer, r.issued_at);
+    out += fmt::format("             {}\n", r.statement);
+    if (r.retention) {
+      out += fmt::format("             acknowledged point: {}\n", r.retention->acknowledged_point);
+      out += fmt::format("             survives: {}; after that failure: {}\n",
+                         r.retention->survives, r.retention->promise_after_failure);
+    }
+    out += fmt::format("             does not establish: {}\n", r.does_not_establish);
+  }
+  out += fmt::format(
+      "reached: {}, retention {}\n",
+      o.reached_rung ? std::string(ReceiptRungName(*o.reached_rung)) : std::string("none"),
+      o.reached_retention ? std::string(protocol::RetentionName(*o.reached_retention))
+                          : std::string("none"));
+  return out;
+}
+
+}  // namespace writ::cli
