@@ -110,6 +110,8 @@ class SendSession {
 
   const SendOptions& opt_;
   DeliveryOutcome& out_;
+  // The announced chunk size: the requested one, or the whole delivery when smaller.
+  uint64_t chunk_size_ = 0;
   std::optional<sender::DeliverySource> source_;
   std::vector<uint8_t> digest_;
   std::optional<protocol::ControlChannel> channel_;
@@ -140,9 +142,11 @@ Status SendSession::Prepare(const std::string& path) {
   out_.delivery.id = opt_.id.empty() ? source_->name() : opt_.id;
   out_.delivery.bytes = source_->size();
   out_.delivery.rule = std::string(protocol::RuleName(opt_.rule));
-  out_.delivery.chunk_size = opt_.chunk_size;
+  chunk_size_ = out_.delivery.bytes == 0 ? opt_.chunk_size
+                                          : std::min(opt_.chunk_size, out_.delivery.bytes);
+  out_.delivery.chunk_size = chunk_size_;
   out_.delivery.chunks =
-      out_.delivery.bytes == 0 ? 0 : (out_.delivery.bytes + opt_.chunk_size - 1) / opt_.chunk_size;
+      out_.delivery.bytes == 0 ? 0 : (out_.delivery.bytes + chunk_size_ - 1) / chunk_size_;
   WRIT_ASSIGN_OR_RETURN(digest_, source_->Digest(opt_.rule));
   out_.delivery.digest = protocol::ToHex(digest_);
   out_.portion_request_ids.assign(out_.delivery.chunks, 0);
@@ -173,7 +177,7 @@ Status SendSession::ConnectFabric(const protocol::Hello& hello, const std::strin
   out_.context = receipt::ContextFor(node_->provider(), granted_level_, true);
 
   // Staging: `depth` chunk buffers, registered once and reused for every chunk.
-  slot_bytes_ = std::max<uint64_t>(4096, std::min(opt_.chunk_size, out_.delivery.bytes));
+  slot_bytes_ = std::max<uint64_t>(4096, std::min(chunk_size_, out_.delivery.bytes));
   slot_bytes_ = (slot_bytes_ + 4095) / 4096 * 4096;
   const uint64_t total = slot_bytes_ * opt_.depth;
   staging_ = static_cast<uint8_t*>(std::aligned_alloc(4096, total));
@@ -206,7 +210,7 @@ Status SendSession::Run(const std::string& path) {
   protocol::Announce announce;
   announce.delivery_id = out_.delivery.id;
   announce.bytes = out_.delivery.bytes;
-  announce.chunk_size = opt_.chunk_size;
+  announce.chunk_size = chunk_size_;
   announce.rule = opt_.rule;
   announce.digest = digest_;
   announce.until = opt_.until;
@@ -274,8 +278,8 @@ Status SendSession::OnMessage(const protocol::Message& message) {
     const uint64_t chunks = out_.delivery.chunks;
     if (grant->delivery_id != id || grant->window_id == 0 || grant->window_id > 0xFFFF ||
         grant->first_chunk >= chunks || grant->chunk_count > chunks - grant->first_chunk ||
-        grant->length < std::min(out_.delivery.bytes - grant->first_chunk * opt_.chunk_size,
-                                 uint64_t{grant->chunk_count} * opt_.chunk_size)) {
+        grant->length < std::min(out_.delivery.bytes - grant->first_chunk * chunk_size_,
+                                 uint64_t{grant->chunk_count} * chunk_size_)) {
       return Fail(Status::Malformed("the receiver sent an inconsistent grant (window " +
                                     std::to_string(grant->window_id) + ")"));
     }
@@ -316,9 +320,9 @@ Status SendSession::PostReady() {
     slot.chunk = chunk;
     slot.window = window;
     slot.attempt = 0;
-    slot.length = std::min(opt_.chunk_size, out_.delivery.bytes - chunk * opt_.chunk_size);
+    slot.length = std::min(chunk_size_, out_.delivery.bytes - chunk * chunk_size_);
     std::span<uint8_t> bytes(staging_ + i * slot_bytes_, slot.length);
-    WRIT_RETURN_IF_ERROR(source_->Read(chunk * opt_.chunk_size, bytes));
+    WRIT_RETURN_IF_ERROR(source_->Read(chunk * chunk_size_, bytes));
     if (opt_.corrupt_chunk && *opt_.corrupt_chunk == chunk && slot.length > 0) {
       bytes[slot.length / 2] ^= 0xFF;  // the announced digest no longer matches
     }
@@ -341,7 +345,7 @@ Status SendSession::Post(Slot& slot, size_t index) {
   req.local_offset = index * slot_bytes_;
   req.length = slot.length;
   req.remote = fabric::RegionDescriptor{grant.remote_address, grant.key, grant.length};
-  req.remote_offset = in_window * opt_.chunk_size;
+  req.remote_offset = in_window * chunk_size_;
   req.level = opt_.level;
   req.remote_data = (slot.window << 16) | static_cast<uint32_t>(in_window);
   if (req.remote_offset + req.length > grant.length) {

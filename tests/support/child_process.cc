@@ -4,6 +4,7 @@
 #include <poll.h>
 #include <signal.h>
 #include <spawn.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -20,7 +21,7 @@ using Clock = std::chrono::steady_clock;
 }
 
 Result<ChildProcess> ChildProcess::Start(const std::vector<std::string>& argv,
-                                         bool capture_stderr) {
+                                         bool merge_stderr, const std::string& stderr_path) {
   int in_pipe[2], out_pipe[2];
   if (pipe2(in_pipe, O_CLOEXEC) != 0) return Status::Io("pipe", errno);
   if (pipe2(out_pipe, O_CLOEXEC) != 0) {
@@ -32,7 +33,12 @@ Result<ChildProcess> ChildProcess::Start(const std::vector<std::string>& argv,
   posix_spawn_file_actions_init(&actions);
   posix_spawn_file_actions_adddup2(&actions, in_pipe[0], 0);
   posix_spawn_file_actions_adddup2(&actions, out_pipe[1], 1);
-  if (capture_stderr) posix_spawn_file_actions_adddup2(&actions, out_pipe[1], 2);
+  if (merge_stderr) {
+    posix_spawn_file_actions_adddup2(&actions, out_pipe[1], 2);
+  } else if (!stderr_path.empty()) {
+    posix_spawn_file_actions_addopen(&actions, 2, stderr_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC,
+                                     0644);
+  }
   std::vector<char*> args;
   for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
   args.push_back(nullptr);
@@ -149,8 +155,10 @@ Result<int> ChildProcess::Wait(std::chrono::milliseconds timeout) {
   const auto deadline = Clock::now() + timeout;
   for (;;) {
     int status = 0;
-    const pid_t r = waitpid(pid_, &status, WNOHANG);
+    rusage usage{};
+    const pid_t r = wait4(pid_, &status, WNOHANG, &usage);
     if (r == pid_) {
+      max_rss_kib_ = usage.ru_maxrss;
       exit_code_ = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
       return *exit_code_;
     }

@@ -16,8 +16,10 @@ namespace writ::testing {
 
 class ChildProcess {
  public:
+  // stderr goes to `stderr_path` when given (else it is inherited); `merge_stderr`
+  // sends it into the stdout pipe instead.
   static Result<ChildProcess> Start(const std::vector<std::string>& argv,
-                                    bool capture_stderr = false);
+                                    bool merge_stderr = false, const std::string& stderr_path = "");
   ChildProcess(ChildProcess&& other) noexcept;
   ChildProcess& operator=(ChildProcess&&) = delete;
   ~ChildProcess();
@@ -36,6 +38,8 @@ class ChildProcess {
   Result<int> Wait(std::chrono::milliseconds timeout);
   void Kill(int signal);
   pid_t pid() const { return pid_; }
+  // Peak resident set size of the exited child (wait4's ru_maxrss), in KiB.
+  long max_rss_kib() const { return max_rss_kib_; }
 
  private:
   ChildProcess() = default;
@@ -47,6 +51,7 @@ class ChildProcess {
   std::string buffer_;
   bool eof_ = false;
   std::optional<int> exit_code_;
+  long max_rss_kib_ = 0;
 };
 
 }  // namespace writ::testing
