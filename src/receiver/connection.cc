@@ -45,7 +45,8 @@ void Connection::Run() {
     return;
   }
   for (;;) {
-    pollfd fds[2] = {{channel_.fd(), POLLIN, 0}, {inbox_->event_fd(), POLLIN, 0}};
+    if (peer_gone_ && !delivery_) break;
+    pollfd fds[2] = {{peer_gone_ ? -1 : channel_.fd(), POLLIN, 0}, {inbox_->event_fd(), POLLIN, 0}};
     const int ready = poll(fds, 2, 500);
     if (ready < 0 && errno != EINTR) break;
     Status status = ApplyNotifications();
@@ -56,7 +57,10 @@ void Connection::Run() {
         status = HandleMessage(*message);
         if (status.ok()) message = channel_.Receive(0ms);
       }
-      if (!message.ok() && message.status().code() != ErrorCode::kTimeout) {
+      if (!message.ok() && message.status().code() == ErrorCode::kTransport && delivery_ &&
+          delivery_->commit_seen) {
+        peer_gone_ = true;  // finish the committed delivery without the sender
+      } else if (!message.ok() && message.status().code() != ErrorCode::kTimeout) {
         if (message.status().code() == ErrorCode::kMalformed ||
             message.status().code() == ErrorCode::kUnsupported) {
           // Name what was wrong, then drop the connection: its stream can't be trusted.
@@ -89,14 +93,21 @@ Status Connection::HandleMessage(const protocol::Message& message) {
                     std::string(protocol::MessageTypeName(message)) + "' messages");
 }
 
+Status Connection::Send(const protocol::Message& message) {
+  // A sender that committed and left (e.g. --until transport) still gets its delivery
+  // validated and retained; there is just nobody to tell.
+  if (peer_gone_) return Status::Ok();
+  return channel_.Send(message);
+}
+
 Status Connection::Refuse(const std::string& id, RefuseReason reason, const std::string& detail) {
-  return channel_.Send(protocol::Refuse{id, reason, detail});
+  return Send(protocol::Refuse{id, reason, detail});
 }
 
 Status Connection::SendReceipt(const Receipt& receipt) {
   std::string json = ReceiptToJson(receipt);
   receipts_.push_back(json);
-  return channel_.Send(protocol::Receipt{receipt.delivery.id, std::move(json)});
+  return Send(protocol::Receipt{receipt.delivery.id, std::move(json)});
 }
 
 Status Connection::OnAnnounce(const protocol::Announce& a) {
@@ -140,7 +151,7 @@ Status Connection::OnAnnounce(const protocol::Announce& a) {
     }
     // Same content: the existing receipts, without moving the bytes again.
     for (const auto& json : held.receipts) {
-      WRIT_RETURN_IF_ERROR(channel_.Send(protocol::Receipt{a.delivery_id, json}));
+      WRIT_RETURN_IF_ERROR(Send(protocol::Receipt{a.delivery_id, json}));
     }
     return Status::Ok();
   }
@@ -187,7 +198,7 @@ Status Connection::OnQuery(const protocol::Query& q) {
     answer["receipts"] = json::array();
     for (const auto& r : d.receipts) answer["receipts"].push_back(json::parse(r));
   }
-  return channel_.Send(protocol::QueryAnswer{q.delivery_id, answer.dump()});
+  return Send(protocol::QueryAnswer{q.delivery_id, answer.dump()});
 }
 
 Status Connection::ApplyNotifications() {
@@ -246,7 +257,7 @@ Status Connection::Advance() {
                           live.first_chunk,
                           live.chunk_count};
     d.AddWindow(std::move(live));
-    WRIT_RETURN_IF_ERROR(channel_.Send(grant));
+    WRIT_RETURN_IF_ERROR(Send(grant));
   }
 
   auto consumed = d.Consume();
@@ -303,7 +314,7 @@ Status Connection::Finish() {
   const std::string json = ReceiptToJson(retained);
   WRIT_RETURN_IF_ERROR(core_.store->AppendReceipt(a.delivery_id, json));
   EndDelivery();
-  return channel_.Send(protocol::Receipt{a.delivery_id, json});
+  return Send(protocol::Receipt{a.delivery_id, json});
 }
 
 void Connection::EndDelivery() {

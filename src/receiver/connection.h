@@ -31,6 +31,7 @@ class Connection {
   // Grants windows, consumes chunks, and finishes the delivery when it can.
   Status Advance();
   Status Finish();
+  Status Send(const protocol::Message& message);
   Status Refuse(const std::string& id, protocol::RefuseReason reason, const std::string& detail);
   Status SendReceipt(const Receipt& receipt);
   void Revoke(LiveWindow& window);
@@ -43,6 +44,7 @@ class Connection {
   std::vector<std::string> receipts_;  // issued for the current delivery, JSON
   std::vector<uint32_t> notifications_;
   std::atomic<bool> finished_{false};
+  bool peer_gone_ = false;  // the sender closed after committing
 };
 
 }  // namespace writ::receiver
