@@ -1,0 +1,136 @@
+#include "receiver/inbound_delivery.h"
+
+#include <gtest/gtest.h>
+
+#include <map>
+
+#include "receiver/notification_router.h"
+#include "receiver/window_pool.h"
+
+namespace writ::receiver {
+namespace {
+
+class MemoryWriter : public store::PayloadWriter {
+ public:
+  explicit MemoryWriter(std::map<uint64_t, std::vector<uint8_t>>& writes) : writes_(writes) {}
+  Status Write(uint64_t offset, std::span<const uint8_t> bytes) override {
+    writes_[offset].assign(bytes.begin(), bytes.end());
+    return Status::Ok();
+  }
+  Status Read(uint64_t, std::span<uint8_t>) override { return Status::Ok(); }
+  Result<store::RetentionEvidence> Commit(const std::vector<std::string>&) override {
+    return store::RetentionEvidence{};
+  }
+
+ private:
+  std::map<uint64_t, std::vector<uint8_t>>& writes_;
+};
+
+struct Fixture {
+  std::vector<uint8_t> memory = std::vector<uint8_t>(64);
+  std::map<uint64_t, std::vector<uint8_t>> writes;
+  std::unique_ptr<InboundDelivery> delivery;
+
+  Fixture() {
+    for (size_t i = 0; i < memory.size(); ++i) memory[i] = static_cast<uint8_t>(i);
+    protocol::Announce a;
+    a.delivery_id = "d";
+    a.bytes = 50;  // chunks of 10: five chunks
+    a.chunk_size = 10;
+    a.rule = Rule::kCrc32c;
+    delivery = std::make_unique<InboundDelivery>(a, std::move(protocol::Digester::Create(Rule::kCrc32c)).value(),
+                                                 std::make_unique<MemoryWriter>(writes));
+  }
+
+  void AddWindow(uint16_t tag, uint64_t window_bytes) {
+    LiveWindow w;
+    w.tag = tag;
+    w.first_chunk = delivery->next_grant_chunk();
+    w.chunk_count = delivery->ChunksForWindow(window_bytes);
+    w.length = delivery->BytesForChunks(w.first_chunk, w.chunk_count);
+    w.data = memory.data() + w.first_chunk * 10;
+    delivery->AddWindow(std::move(w));
+  }
+};
+
+TEST(InboundDelivery, ConsumesOnlyTheContiguousNotifiedPrefixInOrder) {
+  Fixture f;
+  f.AddWindow(7, 30);  // chunks 0..2
+  f.AddWindow(8, 30);  // chunks 3..4 (the last is 10 bytes, delivery is 50)
+  EXPECT_FALSE(f.delivery->NeedsWindow(4));
+  ASSERT_TRUE(f.delivery->OnNotification(7, 1).ok());
+  ASSERT_TRUE(f.delivery->OnNotification(8, 0).ok());
+  auto consumed = f.delivery->Consume();
+  ASSERT_TRUE(consumed.ok());
+  EXPECT_TRUE(consumed->empty());
+  EXPECT_TRUE(f.writes.empty()) << "chunk 0 not yet notified: nothing may be digested";
+
+  ASSERT_TRUE(f.delivery->OnNotification(7, 0).ok());
+  ASSERT_TRUE(f.delivery->OnNotification(7, 2).ok());
+  consumed = f.delivery->Consume();
+  ASSERT_TRUE(consumed.ok());
+  ASSERT_EQ(consumed->size(), 1u) << "window 7 is fully consumed and can be revoked";
+  EXPECT_EQ((*consumed)[0].tag, 7);
+  EXPECT_EQ(f.writes.size(), 4u) << "chunks 0..3";
+  EXPECT_FALSE(f.delivery->all_received());
+
+  ASSERT_TRUE(f.delivery->OnNotification(8, 1).ok());
+  consumed = f.delivery->Consume();
+  ASSERT_TRUE(consumed.ok());
+  EXPECT_TRUE(f.delivery->all_received());
+  EXPECT_TRUE(f.delivery->all_consumed());
+  EXPECT_EQ(f.writes.at(40).size(), 10u);
+  auto expected = protocol::DigestOf(Rule::kCrc32c, std::span(f.memory.data(), 50));
+  EXPECT_EQ(f.delivery->FinishDigest(), *expected);
+}
+
+TEST(InboundDelivery, DuplicateNotificationsCountOnce) {
+  Fixture f;
+  f.AddWindow(3, 100);
+  ASSERT_TRUE(f.delivery->OnNotification(3, 0).ok());
+  ASSERT_TRUE(f.delivery->OnNotification(3, 0).ok());
+  EXPECT_EQ(f.delivery->received_chunks(), 1u);
+}
+
+TEST(InboundDelivery, RejectsAChunkOutsideItsWindowAndAWindowItDoesNotHold) {
+  Fixture f;
+  f.AddWindow(3, 20);
+  EXPECT_EQ(f.delivery->OnNotification(3, 2).code(), ErrorCode::kMalformed);
+  EXPECT_EQ(f.delivery->OnNotification(4, 0).code(), ErrorCode::kNotFound);
+}
+
+TEST(WindowPool, HandsOutEachWindowOnceAndWakesWaiters) {
+  auto pool = WindowPool::Create(3 * 4096, 4096);
+  ASSERT_TRUE(pool.ok());
+  auto inbox = Inbox::Create();
+  ASSERT_TRUE(inbox.ok());
+  std::vector<WindowPool::Window> got;
+  for (int i = 0; i < 3; ++i) got.push_back(*(*pool)->TryAcquire((*inbox)->event_fd()));
+  EXPECT_NE(got[0].data, got[1].data);
+  EXPECT_FALSE((*pool)->TryAcquire((*inbox)->event_fd()).has_value());
+  (*pool)->Release(got[1].index);
+  uint64_t counter = 0;
+  EXPECT_EQ(read((*inbox)->event_fd(), &counter, sizeof counter), 8) << "waiter was signalled";
+  EXPECT_TRUE((*pool)->TryAcquire((*inbox)->event_fd()).has_value());
+  EXPECT_FALSE(WindowPool::Create(4096, 8192).ok());
+}
+
+TEST(NotificationRouter, RoutesByTagAndCountsStrays) {
+  NotificationRouter router;
+  auto inbox = Inbox::Create();
+  ASSERT_TRUE(inbox.ok());
+  auto tag = router.Bind(*inbox);
+  ASSERT_TRUE(tag.has_value());
+  router.Route(NotificationValue(*tag, 5));
+  router.Route(NotificationValue(static_cast<uint16_t>(*tag + 1), 0));
+  std::vector<uint32_t> values;
+  (*inbox)->Drain(values);
+  EXPECT_EQ(values, (std::vector<uint32_t>{NotificationValue(*tag, 5)}));
+  EXPECT_EQ(router.unrouted(), 1u);
+  router.Unbind(*tag);
+  router.Route(NotificationValue(*tag, 1));
+  EXPECT_EQ(router.unrouted(), 2u) << "a revoked window's tag routes nowhere";
+}
+
+}  // namespace
+}  // namespace writ::receiver
