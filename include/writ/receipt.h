@@ -52,6 +52,16 @@ struct RetentionPromise {
   bool operator==(const RetentionPromise&) const = default;
 };
 
+// Who issued a receipt, checkable offline: Ed25519 over the receipt's canonical JSON
+// without this field.
+struct ReceiptSignature {
+  std::string algorithm = "ed25519";
+  std::string key_id;      // first 16 hex digits of SHA-256(public key)
+  std::string public_key;  // 64 hex digits
+  std::string value;       // 128 hex digits
+  bool operator==(const ReceiptSignature&) const = default;
+};
+
 struct Receipt {
   ReceiptRung rung = ReceiptRung::kTransport;
   DeliveryRef delivery;
@@ -66,6 +76,7 @@ struct Receipt {
   std::optional<std::string> processing_step;  // processed: the hook's name
   std::optional<RetentionPromise> retention;   // retained
   std::optional<uint64_t> observed_chunks;     // transport / received: chunks observed
+  std::optional<ReceiptSignature> signature;   // absent: unsigned
   bool operator==(const Receipt&) const = default;
 };
 
@@ -79,6 +90,18 @@ std::string ReceiptToJson(const Receipt& receipt);
 // Strict: wrong types, unknown rung, missing identity fields or rung-specific
 // fields on the wrong rung are Malformed, naming the field.
 Result<Receipt> ReceiptFromJson(std::string_view json_text);
+
+// The bytes a signature covers: the canonical JSON of the receipt without its signature.
+std::string ReceiptSigningBytes(const Receipt& receipt);
+
+// Internal consistency: the digest's length fits the rule, chunks fit bytes and chunk
+// size, the observer fits the rung, a retention class matches what it survives.
+// Validation errors name the field.
+Status CheckReceiptConsistency(const Receipt& receipt);
+
+// Consistency, then the signature against its embedded public key, and against
+// `expected_public_key_hex` when given. kValidation errors name what failed.
+Status VerifyReceipt(const Receipt& receipt, const std::string& expected_public_key_hex = "");
 
 // "2026-11-29T07:50:00.123Z" for now.
 std::string NowRfc3339();

@@ -43,7 +43,10 @@ struct ReceiverOptions {
   std::string scratch_dir = "/tmp";
   uint64_t volatile_capacity_bytes = 64ull << 30;
   std::optional<ProcessingStep> processing;
-  std::string receiver_id;  // names the issuer in receipts; default "writ serve HOST:PORT"
+  std::string receiver_id;  // names the issuer in receipts; default "writ-serve@HOST:PORT"
+  // Where the Ed25519 identity that signs receipts lives (created on first start, 0600).
+  // Empty: DATA_DIR/identity with --data, else $HOME/.local/state/writ/receiver.
+  std::string identity_dir;
 };
 
 class Receiver {
@@ -54,6 +57,9 @@ class Receiver {
   // "127.0.0.1:7000": where senders connect (the control connection).
   virtual std::string listen_address() const = 0;
   virtual std::string provider() const = 0;
+  // The key id and public key (hex) receipts are signed with.
+  virtual std::string key_id() const = 0;
+  virtual std::string public_key_hex() const = 0;
   // Stops accepting, ends every connection, closes the fabric. Idempotent.
   virtual Status Stop() = 0;
 };

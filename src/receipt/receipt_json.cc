@@ -124,6 +124,12 @@ std::string ReceiptToJson(const Receipt& r) {
   if (r.rule_passed) j["rule"] = *r.rule_passed;
   if (r.processing_step) j["step"] = *r.processing_step;
   if (r.observed_chunks) j["observed_chunks"] = *r.observed_chunks;
+  if (r.signature) {
+    j["signature"] = {{"algorithm", r.signature->algorithm},
+                      {"key_id", r.signature->key_id},
+                      {"public_key", r.signature->public_key},
+                      {"value", r.signature->value}};
+  }
   if (r.retention) {
     j["retention"] = r.retention->retention;
     j["acknowledged_point"] = r.retention->acknowledged_point;
@@ -197,6 +203,16 @@ Result<Receipt> ReceiptFromJson(std::string_view text) {
     WRIT_RETURN_IF_ERROR(top.NonEmptyString("promise_after_failure", p.promise_after_failure));
     WRIT_RETURN_IF_ERROR(top.NonEmptyString("evidence", p.evidence));
     r.retention = p;
+  }
+  if (top.Has("signature")) {
+    WRIT_ASSIGN_OR_RETURN(const json* sig, top.Object("signature"));
+    Reader s(*sig, "signature.");
+    ReceiptSignature parsed;
+    WRIT_RETURN_IF_ERROR(s.NonEmptyString("algorithm", parsed.algorithm));
+    WRIT_RETURN_IF_ERROR(s.NonEmptyString("key_id", parsed.key_id));
+    WRIT_RETURN_IF_ERROR(s.NonEmptyString("public_key", parsed.public_key));
+    WRIT_RETURN_IF_ERROR(s.NonEmptyString("value", parsed.value));
+    r.signature = parsed;
   }
   if (top.Has("observed_chunks")) {
     uint64_t n = 0;

@@ -4,6 +4,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "receipt/signing.h"
 #include "receiver/receiver_receipts.h"
 
 namespace writ::receiver {
@@ -104,8 +105,13 @@ Status Connection::Refuse(const std::string& id, RefuseReason reason, const std:
   return Send(protocol::Refuse{id, reason, detail});
 }
 
+Result<std::string> Connection::Sign(Receipt receipt) const {
+  WRIT_RETURN_IF_ERROR(receipt::SignReceipt(receipt, *core_.identity));
+  return ReceiptToJson(receipt);
+}
+
 Status Connection::SendReceipt(const Receipt& receipt) {
-  std::string json = ReceiptToJson(receipt);
+  WRIT_ASSIGN_OR_RETURN(std::string json, Sign(receipt));
   receipts_.push_back(json);
   return Send(protocol::Receipt{receipt.delivery.id, std::move(json)});
 }
@@ -310,8 +316,7 @@ Status Connection::Finish() {
     return Refuse(a.delivery_id, ReasonFor(evidence.status()),
                   "retention failed: " + evidence.status().message());
   }
-  const Receipt retained = RetainedReceipt(core_, ref, *evidence);
-  const std::string json = ReceiptToJson(retained);
+  WRIT_ASSIGN_OR_RETURN(const std::string json, Sign(RetainedReceipt(core_, ref, *evidence)));
   WRIT_RETURN_IF_ERROR(core_.store->AppendReceipt(a.delivery_id, json));
   EndDelivery();
   return Send(protocol::Receipt{a.delivery_id, json});

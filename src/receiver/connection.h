@@ -33,6 +33,8 @@ class Connection {
   Status Finish();
   Status Send(const protocol::Message& message);
   Status Refuse(const std::string& id, protocol::RefuseReason reason, const std::string& detail);
+  // Signs with the receiver's identity; the canonical JSON that is sent and stored.
+  Result<std::string> Sign(Receipt receipt) const;
   Status SendReceipt(const Receipt& receipt);
   void Revoke(LiveWindow& window);
   void EndDelivery();

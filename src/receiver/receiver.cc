@@ -1,6 +1,9 @@
 #include "writ/receiver.h"
 
+#include <sys/stat.h>
+
 #include <atomic>
+#include <cstdlib>
 #include <list>
 #include <mutex>
 #include <thread>
@@ -17,6 +20,17 @@ namespace {
 
 using namespace std::chrono_literals;
 
+std::string DefaultIdentityDir(const std::string& data_dir) {
+  if (!data_dir.empty()) return data_dir + "/identity";
+  const char* home = std::getenv("HOME");
+  const std::string base = std::string(home && *home ? home : "/tmp");
+  // Create the parents; the identity directory itself is created 0700 by LoadOrCreate.
+  for (const char* part : {"/.local", "/.local/state", "/.local/state/writ"}) {
+    (void)mkdir((base + part).c_str(), 0755);
+  }
+  return base + "/.local/state/writ/receiver";
+}
+
 class ReceiverImpl : public Receiver {
  public:
   explicit ReceiverImpl(ReceiverOptions options) { core_.options = std::move(options); }
@@ -25,6 +39,10 @@ class ReceiverImpl : public Receiver {
   Status Init();
   std::string listen_address() const override { return listener_->address(); }
   std::string provider() const override { return core_.node->provider().name(); }
+  std::string key_id() const override { return core_.identity->key_id(); }
+  std::string public_key_hex() const override {
+    return receipt::PublicKeyHex(core_.identity->public_key());
+  }
   Status Stop() override;
 
  private:
@@ -52,6 +70,12 @@ Status ReceiverImpl::Init() {
   if (!listener.ok()) return listener.status().Annotate("control listener");
   listener_.emplace(std::move(listener).value());
   core_.issuer = opt.receiver_id.empty() ? "writ-serve@" + listener_->address() : opt.receiver_id;
+
+  std::string identity_dir = opt.identity_dir;
+  if (identity_dir.empty()) identity_dir = DefaultIdentityDir(opt.data_dir);
+  auto identity = receipt::Identity::LoadOrCreate(identity_dir);
+  if (!identity.ok()) return identity.status().Annotate("receiver identity");
+  core_.identity.emplace(std::move(identity).value());
 
   fabric::NodeOptions node_options;
   node_options.provider.provider = opt.provider;

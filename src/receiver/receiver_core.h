@@ -7,6 +7,7 @@
 #include <string>
 
 #include "fabric/node.h"
+#include "receipt/identity.h"
 #include "receiver/notification_router.h"
 #include "receiver/window_pool.h"
 #include "store/store.h"
@@ -24,6 +25,7 @@ struct ReceiverCore {
   std::unique_ptr<store::Store> store;
   ReceiptContext context;               // for receipts this receiver issues
   std::vector<uint8_t> fabric_address;  // sent in Hello
+  std::optional<receipt::Identity> identity;  // signs every receipt
 
   // A delivery id may be in progress on one connection at a time.
   bool ClaimId(const std::string& id) {

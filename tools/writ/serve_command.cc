@@ -17,6 +17,7 @@ struct ServeFlags {
   std::string window_pool = "256MiB";
   std::string window_size = "32MiB";
   std::string scratch = "/tmp";
+  std::string identity;
 };
 
 int RunServe(const ServeFlags& flags) {
@@ -43,10 +44,13 @@ int RunServe(const ServeFlags& flags) {
   options.window_pool_bytes = *pool;
   options.window_bytes = std::min(*window, *pool);
   options.scratch_dir = flags.scratch;
+  options.identity_dir = flags.identity;
   auto receiver = Receiver::Start(options);
   if (!receiver.ok()) return ReportError(receiver.status());
   std::cout << "writ: listening on " << (*receiver)->listen_address() << " (provider "
             << (*receiver)->provider() << ")" << std::endl;
+  std::cerr << "writ: receipts are signed with key " << (*receiver)->key_id() << " ("
+            << (*receiver)->public_key_hex() << ")" << std::endl;
   if (flags.data.empty()) {
     std::cerr << "writ: no --data: only volatile retention is offered" << std::endl;
   }
@@ -71,6 +75,9 @@ void RegisterServe(CLI::App& app, CommandContext& ctx) {
       ->capture_default_str();
   cmd->add_option("--scratch", flags->scratch, "where volatile deliveries are held (unlinked files)")
       ->capture_default_str();
+  cmd->add_option("--identity", flags->identity,
+                  "directory of the key that signs receipts (default DATA/identity, else "
+                  "~/.local/state/writ/receiver)");
   cmd->callback([flags, &ctx] { ctx.exit_code = RunServe(*flags); });
 }
 

@@ -1,0 +1,64 @@
+// writ verify: is this receipt signed by the key it names (or the key given), and
+// internally coherent?
+#include <fstream>
+#include <iostream>
+#include <sstream>
+
+#include "command.h"
+#include "writ/receipt.h"
+
+namespace writ::cli {
+namespace {
+
+Result<std::string> ReadAll(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) return Status::InvalidArgument("cannot read " + path);
+  std::stringstream buf;
+  buf << in.rdbuf();
+  return buf.str();
+}
+
+// --key takes the hex public key, or a file holding it (as `writ key show` prints).
+std::string KeyArgument(const std::string& key) {
+  std::ifstream in(key);
+  if (!in) return key;
+  std::string first;
+  in >> first;
+  return first;
+}
+
+int RunVerify(const std::string& path, const std::string& key) {
+  auto text = ReadAll(path);
+  if (!text.ok()) return ReportError(text.status());
+  auto receipt = ReceiptFromJson(*text);
+  if (!receipt.ok()) {
+    std::cerr << "writ: invalid receipt: " << receipt.status().message() << '\n';
+    return kExitValidation;
+  }
+  Status verified = VerifyReceipt(*receipt, key.empty() ? "" : KeyArgument(key));
+  if (!verified.ok()) {
+    std::cerr << "writ: invalid receipt: " << verified.message() << '\n';
+    return kExitValidation;
+  }
+  std::cout << "valid: " << ReceiptRungName(receipt->rung) << " receipt for " << receipt->delivery.id
+            << " (" << receipt->delivery.bytes << " bytes, " << receipt->delivery.rule << " "
+            << receipt->delivery.digest << "), signed by key " << receipt->signature->key_id
+            << (key.empty() ? " (the key it names; pass --key to pin the issuer)" : " (the key given)")
+            << '\n';
+  return kExitOk;
+}
+
+void RegisterVerify(CLI::App& app, CommandContext& ctx) {
+  auto path = std::make_shared<std::string>();
+  auto key = std::make_shared<std::string>();
+  CLI::App* cmd = app.add_subcommand("verify", "Check a receipt's signature and internal consistency");
+  cmd->add_option("RECEIPT", *path, "receipt JSON file")->required();
+  cmd->add_option("--key", *key, "the issuer's public key (hex, or a file holding it)");
+  cmd->callback([path, key, &ctx] { ctx.exit_code = RunVerify(*path, *key); });
+}
+
+}  // namespace
+
+WRIT_REGISTER_COMMAND(80, RegisterVerify);
+
+}  // namespace writ::cli
