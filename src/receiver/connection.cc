@@ -26,7 +26,11 @@ RefuseReason ReasonFor(const Status& status) {
 }  // namespace
 
 Connection::Connection(ReceiverCore& core, protocol::ControlChannel channel)
-    : core_(core), channel_(std::move(channel)) {}
+    : core_(core), channel_(std::move(channel)) {
+  // Until senders authenticate, a sender is its host.
+  const std::string& peer = channel_.peer();
+  sender_ = peer.substr(0, peer.rfind(':'));
+}
 
 Connection::~Connection() { EndDelivery(); }
 
@@ -123,6 +127,11 @@ Status Connection::OnAnnounce(const protocol::Announce& a) {
                   "delivery " + delivery_->announce().delivery_id +
                       " is still in progress on this connection");
   }
+  if (a.bytes > opt.max_delivery_bytes) {
+    return Refuse(a.delivery_id, RefuseReason::kOversize,
+                  "delivery of " + std::to_string(a.bytes) + " bytes exceeds this receiver's limit of " +
+                      std::to_string(opt.max_delivery_bytes) + " bytes");
+  }
   if (a.chunk_size > core_.pool->window_bytes()) {
     return Refuse(a.delivery_id, RefuseReason::kOversize,
                   "chunk size " + std::to_string(a.chunk_size) + " exceeds this receiver's window of " +
@@ -165,12 +174,19 @@ Status Connection::OnAnnounce(const protocol::Announce& a) {
     return Refuse(a.delivery_id, RefuseReason::kConflictingId,
                   "delivery " + a.delivery_id + " is in progress on another connection");
   }
+  if (!core_.Reserve(sender_, ReceiverCore::Usage::kDeliveries)) {
+    core_.ReleaseId(a.delivery_id);
+    return Refuse(a.delivery_id, RefuseReason::kLimit,
+                  "sender " + sender_ + " already has " +
+                      std::to_string(opt.max_deliveries_per_sender) + " deliveries in progress");
+  }
   auto digester = protocol::Digester::Create(a.rule);
   store::DeliveryMeta meta{a.delivery_id, a.bytes, a.chunk_size, a.rule, a.digest};
   auto writer = digester.ok() ? core_.store->Begin(meta, a.retention)
                               : Result<std::unique_ptr<store::PayloadWriter>>(digester.status());
   if (!writer.ok()) {
     core_.ReleaseId(a.delivery_id);
+    core_.Unreserve(sender_, ReceiverCore::Usage::kDeliveries);
     return Refuse(a.delivery_id, ReasonFor(writer.status()), writer.status().message());
   }
   delivery_ = std::make_unique<InboundDelivery>(a, std::move(digester).value(),
@@ -227,17 +243,23 @@ void Connection::Revoke(LiveWindow& window) {
   (void)window.region.Close();  // revoke first: no write may land after release
   core_.router.Unbind(window.tag);
   core_.pool->Release(window.pool_index);
+  core_.Unreserve(sender_, ReceiverCore::Usage::kWindows);
 }
 
 Status Connection::Advance() {
   InboundDelivery& d = *delivery_;
   const std::string& id = d.announce().delivery_id;
   while (d.NeedsWindow(core_.options.windows_per_delivery)) {
+    if (!core_.Reserve(sender_, ReceiverCore::Usage::kWindows)) break;  // its other deliveries hold them
     auto window = core_.pool->TryAcquire(inbox_->event_fd());
-    if (!window) break;  // woken through the inbox when one is released
+    if (!window) {
+      core_.Unreserve(sender_, ReceiverCore::Usage::kWindows);
+      break;  // woken through the inbox when one is released
+    }
     auto tag = core_.router.Bind(inbox_);
     if (!tag) {
       core_.pool->Release(window->index);
+      core_.Unreserve(sender_, ReceiverCore::Usage::kWindows);
       break;
     }
     LiveWindow live;
@@ -251,6 +273,7 @@ Status Connection::Advance() {
     if (!region.ok()) {
       core_.router.Unbind(live.tag);
       core_.pool->Release(live.pool_index);
+      core_.Unreserve(sender_, ReceiverCore::Usage::kWindows);
       EndDelivery();
       return Refuse(id, RefuseReason::kInternal, region.status().message());
     }
@@ -317,7 +340,12 @@ Status Connection::Finish() {
                   "retention failed: " + evidence.status().message());
   }
   WRIT_ASSIGN_OR_RETURN(const std::string json, Sign(RetainedReceipt(core_, ref, *evidence)));
-  WRIT_RETURN_IF_ERROR(core_.store->AppendReceipt(a.delivery_id, json));
+  // The retained receipt is recorded with the delivery before it is sent; if that fails the
+  // class was not reached (the store has undone the commit), and the sender is told so.
+  if (Status recorded = core_.store->AppendReceipt(a.delivery_id, json); !recorded.ok()) {
+    EndDelivery();
+    return Refuse(a.delivery_id, ReasonFor(recorded), "retention failed: " + recorded.message());
+  }
   EndDelivery();
   return Send(protocol::Receipt{a.delivery_id, json});
 }
@@ -326,6 +354,7 @@ void Connection::EndDelivery() {
   if (!delivery_) return;
   for (auto& window : delivery_->TakeWindows()) Revoke(window);
   core_.ReleaseId(delivery_->announce().delivery_id);
+  core_.Unreserve(sender_, ReceiverCore::Usage::kDeliveries);
   delivery_.reset();  // an uncommitted writer discards its bytes
 }
 

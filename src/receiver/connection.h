@@ -46,7 +46,8 @@ class Connection {
   std::vector<std::string> receipts_;  // issued for the current delivery, JSON
   std::vector<uint32_t> notifications_;
   std::atomic<bool> finished_{false};
-  bool peer_gone_ = false;  // the sender closed after committing
+  bool peer_gone_ = false;
+  std::string sender_;  // whom the per-sender limits count against  // the sender closed after committing
 };
 
 }  // namespace writ::receiver

@@ -1,6 +1,7 @@
 // What every connection of one receiver shares.
 #pragma once
 
+#include <map>
 #include <memory>
 #include <mutex>
 #include <set>
@@ -37,8 +38,30 @@ struct ReceiverCore {
     active_ids.erase(id);
   }
 
+  // Per-sender usage against the configured limits.
+  enum class Usage { kDeliveries, kWindows };
+  bool Reserve(const std::string& sender, Usage what) {
+    std::lock_guard lock(ids_mu);
+    auto& [deliveries, windows] = usage[sender];
+    uint32_t& count = what == Usage::kDeliveries ? deliveries : windows;
+    const uint32_t limit = what == Usage::kDeliveries ? options.max_deliveries_per_sender
+                                                      : options.max_windows_per_sender;
+    if (count >= limit) return false;
+    ++count;
+    return true;
+  }
+  void Unreserve(const std::string& sender, Usage what) {
+    std::lock_guard lock(ids_mu);
+    auto it = usage.find(sender);
+    if (it == usage.end()) return;
+    uint32_t& count = what == Usage::kDeliveries ? it->second.first : it->second.second;
+    if (count > 0) --count;
+    if (it->second.first == 0 && it->second.second == 0) usage.erase(it);
+  }
+
   std::mutex ids_mu;
   std::set<std::string> active_ids;
+  std::map<std::string, std::pair<uint32_t, uint32_t>> usage;  // sender -> (deliveries, windows)
 };
 
 }  // namespace writ::receiver

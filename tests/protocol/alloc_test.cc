@@ -20,6 +20,11 @@ thread_local bool t_watching = false;
 thread_local size_t t_largest = 0;
 }  // namespace
 
+// The replacements pair malloc with free; GCC cannot see that and warns.
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wmismatched-new-delete"
+#endif
 void* operator new(size_t n) {
   if (t_watching) t_largest = std::max(t_largest, n);
   if (void* p = std::malloc(n == 0 ? 1 : n)) return p;
@@ -27,6 +32,9 @@ void* operator new(size_t n) {
 }
 void operator delete(void* p) noexcept { std::free(p); }
 void operator delete(void* p, size_t) noexcept { std::free(p); }
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic pop
+#endif
 
 namespace writ::protocol {
 namespace {

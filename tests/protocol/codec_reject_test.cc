@@ -30,8 +30,7 @@ TEST(CodecReject, TruncatedAtEveryByteOffset) {
       auto r = Decode(prefix);
       ASSERT_FALSE(r.ok());
       EXPECT_EQ(r.status().code(), ErrorCode::kMalformed);
-      EXPECT_NE(r.status().message().find("truncated"), std::string::npos)
-          << r.status().message();
+      EXPECT_NE(r.status().message().find("truncated"), std::string::npos) << r.status().message();
     }
   }
 }
@@ -67,7 +66,8 @@ TEST(CodecReject, BytesAfterTheFrame) {
   std::vector<uint8_t> frame = Encode(testing::SampleCommit());
   frame.push_back('x');
   frame.push_back('y');
-  EXPECT_ERROR(Decode(frame), ErrorCode::kMalformed, "frame: 2 trailing bytes after the commit frame");
+  EXPECT_ERROR(Decode(frame), ErrorCode::kMalformed,
+               "frame: 2 trailing bytes after the commit frame");
 }
 
 TEST(CodecReject, OversizeLength) {
@@ -157,7 +157,7 @@ TEST(CodecReject, BadEnumValues) {
   const Refuse r = testing::SampleRefuse();
   std::vector<uint8_t> p = PayloadOf(Encode(r));
   const size_t reason_at = 4 + r.delivery_id.size();
-  for (uint8_t bad : {uint8_t{0}, uint8_t{10}, uint8_t{255}}) {
+  for (uint8_t bad : {uint8_t{0}, uint8_t{12}, uint8_t{255}}) {
     p[reason_at] = bad;
     EXPECT_ERROR(Decode(RawFrame(6, p)), ErrorCode::kMalformed,
                  "refuse.reason: unknown value " + std::to_string(bad));

@@ -44,24 +44,30 @@ TEST(CodecRoundTrip, HeaderLayout) {
 
 // Pins the byte layout documented in docs/protocol.md.
 TEST(CodecRoundTrip, GoldenCommit) {
-  const std::vector<uint8_t> expected = {'W', 'R', 'I', 'T', 1,   0,   4,   0,   10, 0, 0,
-                                         0,   6,   0,   0,   0,   'R', 'C', '-', '2', '3', '3'};
+  const std::vector<uint8_t> expected = {'W', 'R', 'I', 'T', 1, 0,   4,   0,   10,  0,   0,
+                                         0,   6,   0,   0,   0, 'R', 'C', '-', '2', '3', '3'};
   EXPECT_EQ(Encode(Commit{"RC-233"}), expected);
 }
 
 TEST(CodecRoundTrip, GoldenAnnounce) {
-  Announce a{"x", 10, 4, Rule::kCrc32c, {0xe3, 0x06, 0x92, 0x83}, Rung::kReceived,
-             RetentionClass::kPowerLoss, {}};
-  const std::vector<uint8_t> expected = {
-      'W', 'R', 'I', 'T', 1, 0, 2, 0, 36, 0, 0, 0,  // header, 36-byte payload
-      1, 0, 0, 0, 'x',                              // delivery_id
-      10, 0, 0, 0, 0, 0, 0, 0,                      // bytes
-      4, 0, 0, 0, 0, 0, 0, 0,                       // chunk_size
-      2,                                            // rule crc32c
-      4, 0, 0, 0, 0xe3, 0x06, 0x92, 0x83,           // digest
-      2,                                            // until received
-      3,                                            // retention power-loss
-      0, 0, 0, 0};                                  // sender_fabric_address (empty)
+  Announce a{"x",
+             10,
+             4,
+             Rule::kCrc32c,
+             {0xe3, 0x06, 0x92, 0x83},
+             Rung::kReceived,
+             RetentionClass::kPowerLoss,
+             {}};
+  const std::vector<uint8_t> expected = {'W', 'R', 'I', 'T', 1,    0,    2,    0,
+                                         36,  0,   0,   0,         // header, 36-byte payload
+                                         1,   0,   0,   0,   'x',  // delivery_id
+                                         10,  0,   0,   0,   0,    0,    0,    0,     // bytes
+                                         4,   0,   0,   0,   0,    0,    0,    0,     // chunk_size
+                                         2,                                           // rule crc32c
+                                         4,   0,   0,   0,   0xe3, 0x06, 0x92, 0x83,  // digest
+                                         2,                  // until received
+                                         3,                  // retention power-loss
+                                         0,   0,   0,   0};  // sender_fabric_address (empty)
   EXPECT_EQ(Encode(a), expected);
   EXPECT_EQ(RoundTrip(a), Message(a));
 }
@@ -85,7 +91,8 @@ TEST(CodecRoundTrip, EmptyOptionalFields) {
   a.sender_fabric_address.clear();
   a.bytes = 0;  // an empty delivery: zero chunks, any positive chunk size
   EXPECT_EQ(RoundTrip(a), Message(a));
-  EXPECT_EQ(RoundTrip(Refuse{"", RefuseReason::kAuth, ""}), Message(Refuse{"", RefuseReason::kAuth, ""}));
+  EXPECT_EQ(RoundTrip(Refuse{"", RefuseReason::kAuth, ""}),
+            Message(Refuse{"", RefuseReason::kAuth, ""}));
   EXPECT_EQ(RoundTrip(Abort{"", ""}), Message(Abort{"", ""}));
 }
 
@@ -103,7 +110,7 @@ TEST(CodecRoundTrip, EveryRuleRungRetentionAndReason) {
       }
     }
   }
-  for (int reason = 1; reason <= 9; ++reason) {
+  for (int reason = 1; reason <= 11; ++reason) {
     Refuse r{"id", static_cast<RefuseReason>(reason), "why"};
     EXPECT_EQ(RoundTrip(r), Message(r));
   }

@@ -264,8 +264,7 @@ TEST(ControlChannel, ConnectToUnresolvableHost) {
 }
 
 TEST(ControlChannel, ConnectToPortZero) {
-  EXPECT_ERROR(ControlChannel::Connect("127.0.0.1", 0, 1s), ErrorCode::kInvalidArgument,
-               "port 0");
+  EXPECT_ERROR(ControlChannel::Connect("127.0.0.1", 0, 1s), ErrorCode::kInvalidArgument, "port 0");
 }
 
 }  // namespace

@@ -54,8 +54,8 @@ TEST(FrameReader, RandomSplits) {
     size_t pos = 0;
     while (pos < stream.size()) {
       const size_t max_piece = seed % 3 == 0 ? stream.size() : 40;
-      const size_t n = std::min(stream.size() - pos,
-                                std::uniform_int_distribution<size_t>(0, max_piece)(rng));
+      const size_t n =
+          std::min(stream.size() - pos, std::uniform_int_distribution<size_t>(0, max_piece)(rng));
       ASSERT_TRUE(reader.Feed(std::span(stream).subspan(pos, n)).ok());
       pos += n;
       // Sometimes leave messages queued across several feeds.

@@ -74,16 +74,20 @@ TEST(Names, RefuseReasons) {
       {RefuseReason::kUnknownDelivery, "unknown delivery"},
       {RefuseReason::kLimit, "limit"},
       {RefuseReason::kUnsupported, "unsupported"},
-      {RefuseReason::kInternal, "internal"}};
+      {RefuseReason::kInternal, "internal"},
+      {RefuseReason::kValidation, "validation"},
+      {RefuseReason::kRetention, "retention"}};
   for (const auto& [reason, name] : table) {
     EXPECT_EQ(RefuseReasonName(reason), name);
     auto parsed = ParseRefuseReason(name);
     ASSERT_TRUE(parsed.ok());
     EXPECT_EQ(*parsed, reason);
   }
+  // Wire values are fixed once shipped.
   EXPECT_EQ(static_cast<int>(RefuseReason::kInternal), 9);
+  EXPECT_EQ(static_cast<int>(RefuseReason::kRetention), 11);
   EXPECT_FALSE(IsKnown(static_cast<RefuseReason>(0)));
-  EXPECT_FALSE(IsKnown(static_cast<RefuseReason>(10)));
+  EXPECT_FALSE(IsKnown(static_cast<RefuseReason>(12)));
 }
 
 TEST(Names, MessageTypesFollowTheVariantOrder) {

@@ -18,8 +18,14 @@ inline std::vector<uint8_t> Bytes(size_t n, uint8_t first) {
 inline Hello SampleHello() { return Hello{1, "tcp;ofi_rxm", Bytes(16, 0x02), "receiver-1"}; }
 
 inline Announce SampleAnnounce() {
-  return Announce{"RC-233",       25165824,          8388608, Rule::kXxh3_128, Bytes(16, 0xa0),
-                  Rung::kValidated, RetentionClass::kVolatile, Bytes(16, 0x10)};
+  return Announce{"RC-233",
+                  25165824,
+                  8388608,
+                  Rule::kXxh3_128,
+                  Bytes(16, 0xa0),
+                  Rung::kValidated,
+                  RetentionClass::kVolatile,
+                  Bytes(16, 0x10)};
 }
 
 inline Grant SampleGrant() {
@@ -33,8 +39,7 @@ inline Receipt SampleReceipt() {
 }
 
 inline Refuse SampleRefuse() {
-  return Refuse{"RC-233", RefuseReason::kConflictingId,
-                "RC-233 is held with a different digest"};
+  return Refuse{"RC-233", RefuseReason::kConflictingId, "RC-233 is held with a different digest"};
 }
 
 inline Abort SampleAbort() { return Abort{"RC-233", "sender gave up: read error on chunk 2"}; }
@@ -46,7 +51,7 @@ inline QueryAnswer SampleQueryAnswer() {
 }
 
 inline std::vector<Message> AllSamples() {
-  return {SampleHello(),   SampleAnnounce(), SampleGrant(), SampleCommit(),     SampleReceipt(),
+  return {SampleHello(),  SampleAnnounce(), SampleGrant(), SampleCommit(),     SampleReceipt(),
           SampleRefuse(), SampleAbort(),    SampleQuery(), SampleQueryAnswer()};
 }
 

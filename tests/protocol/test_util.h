@@ -31,12 +31,12 @@ inline std::vector<uint8_t> PayloadOf(const std::vector<uint8_t>& frame) {
   return std::vector<uint8_t>(frame.begin() + kFrameHeaderBytes, frame.end());
 }
 
-#define EXPECT_ERROR(result_or_status, error_code, substring)                         \
-  do {                                                                                \
+#define EXPECT_ERROR(result_or_status, error_code, substring)                             \
+  do {                                                                                    \
     const ::writ::Status writ_s_ = ::writ::protocol::testing::StatusOf(result_or_status); \
-    EXPECT_EQ(writ_s_.code(), (error_code)) << writ_s_.ToString();                    \
-    EXPECT_NE(writ_s_.message().find(substring), std::string::npos)                  \
-        << "message: " << writ_s_.message() << "\nexpected to contain: " << (substring); \
+    EXPECT_EQ(writ_s_.code(), (error_code)) << writ_s_.ToString();                        \
+    EXPECT_NE(writ_s_.message().find(substring), std::string::npos)                       \
+        << "message: " << writ_s_.message() << "\nexpected to contain: " << (substring);  \
   } while (0)
 
 inline Status StatusOf(const Status& s) { return s; }

@@ -1,7 +1,8 @@
+#include "protocol/validate.h"
+
 #include <gtest/gtest.h>
 
 #include "protocol/codec.h"
-#include "protocol/validate.h"
 #include "sample_messages.h"
 #include "test_util.h"
 
@@ -43,7 +44,10 @@ TEST(Validate, DeliveryIds) {
   ExpectInvalid(a, "announce.delivery_id: empty");
   a.delivery_id = "RC 233";
   ExpectInvalid(a, "announce.delivery_id: byte 0x20 at offset 2 is not printable ASCII");
-  a.delivery_id = std::string("RC\0" "233", 6);
+  a.delivery_id = std::string(
+      "RC\0"
+      "233",
+      6);
   ExpectInvalid(a, "announce.delivery_id: byte 0x00 at offset 2");
   a.delivery_id = "caf\xc3\xa9";
   ExpectInvalid(a, "announce.delivery_id: byte 0xc3 at offset 3");

@@ -13,7 +13,8 @@ int main(int argc, char** argv) {
   for (const auto& [name, bytes] : writ::protocol::testing::SeedCorpus()) {
     const std::string path = std::string(argv[1]) + "/" + name;
     std::ofstream out(path, std::ios::binary | std::ios::trunc);
-    out.write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
+    out.write(reinterpret_cast<const char*>(bytes.data()),
+              static_cast<std::streamsize>(bytes.size()));
     if (!out) {
       std::fprintf(stderr, "write_seed_corpus: cannot write %s\n", path.c_str());
       return 1;

@@ -1,0 +1,188 @@
+// raw_write_bench: the raw transport baseline. Writes at least --bytes in
+// --size writes (depth --depth in flight) from an initiator node into a
+// target's registered window, per provider and completion level, and measures
+// memcpy bandwidth in the same run as the ceiling. Target and initiator are two
+// nodes in one process (the target's progress loop on its own thread).
+//
+//   raw_write_bench [--providers tcp,tcp;ofi_rxm,shm] [--levels default,delivery]
+//                   [--bytes 1GiB] [--size 8MiB] [--depth 4] [--json]
+#include <chrono>
+#include <cstdlib>
+#include <cstring>
+#include <iostream>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "fabric/node.h"
+#include "fabric/progress_loop.h"
+
+using namespace writ;
+using namespace writ::fabric;
+using Clock = std::chrono::steady_clock;
+
+namespace {
+
+std::vector<std::string> Split(const std::string& s) {
+  std::vector<std::string> out;
+  std::stringstream in(s);
+  for (std::string item; std::getline(in, item, ',');) out.push_back(item);
+  return out;
+}
+
+uint64_t ParseSize(const std::string& s) {
+  size_t pos = 0;
+  uint64_t v = std::stoull(s, &pos);
+  const std::string unit = s.substr(pos);
+  if (unit == "KiB") v <<= 10;
+  if (unit == "MiB") v <<= 20;
+  if (unit == "GiB") v <<= 30;
+  return v;
+}
+
+struct Buffer {
+  explicit Buffer(size_t n) : data(static_cast<uint8_t*>(std::aligned_alloc(4096, n))), size(n) {
+    std::memset(data, 0x5a, n);
+  }
+  ~Buffer() { std::free(data); }
+  uint8_t* data;
+  size_t size;
+};
+
+double MemcpyGBps(size_t size, uint64_t total) {
+  Buffer a(size), b(size);
+  const auto start = Clock::now();
+  for (uint64_t done = 0; done < total; done += size) {
+    std::memcpy(b.data, a.data, size);
+    asm volatile("" ::"r"(b.data) : "memory");
+  }
+  const double secs = std::chrono::duration<double>(Clock::now() - start).count();
+  return static_cast<double>(total) / secs / 1e9;
+}
+
+Result<double> RawWriteGBps(const std::string& provider, CompletionLevel level, size_t size,
+                            uint64_t total, size_t depth) {
+  NodeOptions target_options;
+  target_options.provider.provider = provider;
+  target_options.provider.role = Role::kTarget;
+  if (provider != "shm") {
+    target_options.provider.node = "127.0.0.1";
+    target_options.provider.service = "0";
+  }
+  WRIT_ASSIGN_OR_RETURN(auto target, FabricNode::Open(target_options));
+  const size_t window_len = size * depth;
+  Buffer window(window_len);
+  WRIT_ASSIGN_OR_RETURN(auto region, target->Register(window.data, window_len, Access::kRemoteWrite));
+  ProgressLoop loop(*target, [](const WorkCompletion&) {});
+
+  NodeOptions init_options;
+  init_options.provider.provider = provider;
+  init_options.provider.role = Role::kInitiator;
+  init_options.max_outstanding = depth;
+  WRIT_ASSIGN_OR_RETURN(std::vector<uint8_t> address, target->LocalAddress());
+  Peer peer;
+  std::unique_ptr<FabricNode> init;
+  if (target->kind() == EndpointKind::kMsg) {
+    WRIT_ASSIGN_OR_RETURN(std::string text, target->LocalAddressText());
+    init_options.provider.node = text.substr(0, text.rfind(':'));
+    init_options.provider.service = text.substr(text.rfind(':') + 1);
+    WRIT_ASSIGN_OR_RETURN(init, FabricNode::Open(init_options));
+    WRIT_ASSIGN_OR_RETURN(peer, init->Connect(std::chrono::seconds(10)));
+  } else {
+    if (provider != "shm") init_options.provider.node = "127.0.0.1";
+    WRIT_ASSIGN_OR_RETURN(init, FabricNode::Open(init_options));
+    WRIT_ASSIGN_OR_RETURN(peer, init->AddPeer(address));
+  }
+  Buffer source(window_len);
+  WRIT_ASSIGN_OR_RETURN(auto local, init->Register(source.data, window_len, Access::kLocalSource));
+
+  std::vector<WorkCompletion> records;
+  records.reserve(64);
+  uint64_t posted = 0, completed = 0, next_id = 1;
+  const uint64_t writes = (total + size - 1) / size;
+  const auto start = Clock::now();
+  while (completed < writes) {
+    while (posted < writes && posted - completed < depth) {
+      WriteRequest req;
+      req.request_id = next_id++;
+      req.peer = peer;
+      req.local = &local;
+      req.local_offset = (posted % depth) * size;
+      req.length = size;
+      req.remote = region.descriptor();
+      req.remote_offset = (posted % depth) * size;
+      req.level = level;
+      WRIT_ASSIGN_OR_RETURN(PostedWrite p, init->PostWrite(req));
+      (void)p;
+      ++posted;
+    }
+    records.clear();
+    WRIT_ASSIGN_OR_RETURN(size_t n, init->Poll(records, 64));
+    for (size_t i = 0; i < n; ++i) {
+      if (!records[i].ok()) return Status::Transport("write failed: " + records[i].Describe());
+      ++completed;
+    }
+  }
+  const double secs = std::chrono::duration<double>(Clock::now() - start).count();
+  loop.Stop();
+  WRIT_RETURN_IF_ERROR(local.Close());
+  WRIT_RETURN_IF_ERROR(init->Close());
+  WRIT_RETURN_IF_ERROR(region.Close());
+  WRIT_RETURN_IF_ERROR(target->Close());
+  return static_cast<double>(writes * size) / secs / 1e9;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::map<std::string, std::string> flags = {{"--providers", "tcp,tcp;ofi_rxm,shm"},
+                                              {"--levels", "default,transmit,delivery"},
+                                              {"--bytes", "1GiB"},
+                                              {"--size", "8MiB"},
+                                              {"--depth", "4"}};
+  bool as_json = false;
+  for (int i = 1; i < argc; ++i) {
+    std::string a = argv[i];
+    if (a == "--json") as_json = true;
+    else if (i + 1 < argc) flags[a] = argv[++i];
+  }
+  const uint64_t total = ParseSize(flags["--bytes"]);
+  const size_t size = ParseSize(flags["--size"]);
+  const size_t depth = std::stoul(flags["--depth"]);
+
+  nlohmann::json results = nlohmann::json::array();
+  const double memcpy_gbps = MemcpyGBps(size, total);
+  results.push_back({{"path", "memcpy"}, {"gbps", memcpy_gbps}});
+  if (!as_json) {
+    std::printf("raw transport baseline: %s in %s writes, depth %zu, %s\n", flags["--bytes"].c_str(),
+                flags["--size"].c_str(), depth, LibfabricVersion().c_str());
+    std::printf("%-14s %-10s %8s %10s\n", "path", "level", "GB/s", "vs memcpy");
+    std::printf("%-14s %-10s %8.2f %10s\n", "memcpy", "-", memcpy_gbps, "1.00");
+  }
+  int failures = 0;
+  for (const auto& provider : Split(flags["--providers"])) {
+    for (const auto& level_name : Split(flags["--levels"])) {
+      auto level = ParseCompletionLevel(level_name);
+      if (!level) {
+        std::cerr << "unknown level " << level_name << "\n";
+        return 2;
+      }
+      auto gbps = RawWriteGBps(provider, *level, size, total, depth);
+      if (!gbps.ok()) {
+        ++failures;
+        std::cerr << provider << " " << level_name << ": " << gbps.status().ToString() << "\n";
+        results.push_back({{"path", provider}, {"level", level_name}, {"error", gbps.status().ToString()}});
+        continue;
+      }
+      results.push_back({{"path", provider}, {"level", level_name}, {"gbps", *gbps}});
+      if (!as_json) {
+        std::printf("%-14s %-10s %8.2f %10.2f\n", provider.c_str(), level_name.c_str(), *gbps,
+                    *gbps / memcpy_gbps);
+      }
+    }
+  }
+  if (as_json) std::cout << results.dump(2) << std::endl;
+  return failures ? 1 : 0;
+}

@@ -1,0 +1,218 @@
+#include "protocol/codec.h"
+
+#include <string>
+#include <type_traits>
+#include <utility>
+
+#include "protocol/frame.h"
+#include "protocol/validate.h"
+#include "protocol/wire.h"
+
+namespace writ::protocol {
+namespace {
+
+// MessageType values are the variant's alternative index plus one.
+static_assert(std::is_same_v<std::variant_alternative_t<0, Message>, Hello>);
+static_assert(std::is_same_v<std::variant_alternative_t<1, Message>, Announce>);
+static_assert(std::is_same_v<std::variant_alternative_t<2, Message>, Grant>);
+static_assert(std::is_same_v<std::variant_alternative_t<3, Message>, Commit>);
+static_assert(std::is_same_v<std::variant_alternative_t<4, Message>, Receipt>);
+static_assert(std::is_same_v<std::variant_alternative_t<5, Message>, Refuse>);
+static_assert(std::is_same_v<std::variant_alternative_t<6, Message>, Abort>);
+static_assert(std::is_same_v<std::variant_alternative_t<7, Message>, Query>);
+static_assert(std::is_same_v<std::variant_alternative_t<8, Message>, QueryAnswer>);
+static_assert(std::variant_size_v<Message> == 9);
+
+void Put(WireWriter& w, const Hello& m) {
+  w.U16(m.version);
+  w.String(m.provider);
+  w.Bytes(m.fabric_address);
+  w.String(m.receiver_id);
+}
+
+void Put(WireWriter& w, const Announce& m) {
+  w.String(m.delivery_id);
+  w.U64(m.bytes);
+  w.U64(m.chunk_size);
+  w.U8(static_cast<uint8_t>(m.rule));
+  w.Bytes(m.digest);
+  w.U8(static_cast<uint8_t>(m.until));
+  w.U8(static_cast<uint8_t>(m.retention));
+  w.Bytes(m.sender_fabric_address);
+}
+
+void Put(WireWriter& w, const Grant& m) {
+  w.String(m.delivery_id);
+  w.U32(m.window_id);
+  w.U64(m.remote_address);
+  w.U64(m.key);
+  w.U64(m.length);
+  w.U64(m.first_chunk);
+  w.U32(m.chunk_count);
+}
+
+void Put(WireWriter& w, const Commit& m) { w.String(m.delivery_id); }
+
+void Put(WireWriter& w, const Receipt& m) {
+  w.String(m.delivery_id);
+  w.String(m.json);
+}
+
+void Put(WireWriter& w, const Refuse& m) {
+  w.String(m.delivery_id);
+  w.U8(static_cast<uint8_t>(m.reason));
+  w.String(m.detail);
+}
+
+void Put(WireWriter& w, const Abort& m) {
+  w.String(m.delivery_id);
+  w.String(m.detail);
+}
+
+void Put(WireWriter& w, const Query& m) { w.String(m.delivery_id); }
+
+void Put(WireWriter& w, const QueryAnswer& m) {
+  w.String(m.delivery_id);
+  w.String(m.json);
+}
+
+Result<Hello> GetHello(WireReader& r) {
+  Hello m;
+  WRIT_ASSIGN_OR_RETURN(m.version, r.U16("version"));
+  WRIT_ASSIGN_OR_RETURN(m.provider, r.String("provider"));
+  WRIT_ASSIGN_OR_RETURN(m.fabric_address, r.Bytes("fabric_address"));
+  WRIT_ASSIGN_OR_RETURN(m.receiver_id, r.String("receiver_id"));
+  return m;
+}
+
+Result<Announce> GetAnnounce(WireReader& r) {
+  Announce m;
+  WRIT_ASSIGN_OR_RETURN(m.delivery_id, r.String("delivery_id"));
+  WRIT_ASSIGN_OR_RETURN(m.bytes, r.U64("bytes"));
+  WRIT_ASSIGN_OR_RETURN(m.chunk_size, r.U64("chunk_size"));
+  WRIT_ASSIGN_OR_RETURN(uint8_t rule, r.U8("rule"));
+  m.rule = static_cast<Rule>(rule);  // range checked by Validate
+  WRIT_ASSIGN_OR_RETURN(m.digest, r.Bytes("digest"));
+  WRIT_ASSIGN_OR_RETURN(uint8_t until, r.U8("until"));
+  m.until = static_cast<Rung>(until);
+  WRIT_ASSIGN_OR_RETURN(uint8_t retention, r.U8("retention"));
+  m.retention = static_cast<RetentionClass>(retention);
+  WRIT_ASSIGN_OR_RETURN(m.sender_fabric_address, r.Bytes("sender_fabric_address"));
+  return m;
+}
+
+Result<Grant> GetGrant(WireReader& r) {
+  Grant m;
+  WRIT_ASSIGN_OR_RETURN(m.delivery_id, r.String("delivery_id"));
+  WRIT_ASSIGN_OR_RETURN(m.window_id, r.U32("window_id"));
+  WRIT_ASSIGN_OR_RETURN(m.remote_address, r.U64("remote_address"));
+  WRIT_ASSIGN_OR_RETURN(m.key, r.U64("key"));
+  WRIT_ASSIGN_OR_RETURN(m.length, r.U64("length"));
+  WRIT_ASSIGN_OR_RETURN(m.first_chunk, r.U64("first_chunk"));
+  WRIT_ASSIGN_OR_RETURN(m.chunk_count, r.U32("chunk_count"));
+  return m;
+}
+
+Result<Commit> GetCommit(WireReader& r) {
+  Commit m;
+  WRIT_ASSIGN_OR_RETURN(m.delivery_id, r.String("delivery_id"));
+  return m;
+}
+
+Result<Receipt> GetReceipt(WireReader& r) {
+  Receipt m;
+  WRIT_ASSIGN_OR_RETURN(m.delivery_id, r.String("delivery_id"));
+  WRIT_ASSIGN_OR_RETURN(m.json, r.String("json"));
+  return m;
+}
+
+Result<Refuse> GetRefuse(WireReader& r) {
+  Refuse m;
+  WRIT_ASSIGN_OR_RETURN(m.delivery_id, r.String("delivery_id"));
+  WRIT_ASSIGN_OR_RETURN(uint8_t reason, r.U8("reason"));
+  m.reason = static_cast<RefuseReason>(reason);
+  WRIT_ASSIGN_OR_RETURN(m.detail, r.String("detail"));
+  return m;
+}
+
+Result<Abort> GetAbort(WireReader& r) {
+  Abort m;
+  WRIT_ASSIGN_OR_RETURN(m.delivery_id, r.String("delivery_id"));
+  WRIT_ASSIGN_OR_RETURN(m.detail, r.String("detail"));
+  return m;
+}
+
+Result<Query> GetQuery(WireReader& r) {
+  Query m;
+  WRIT_ASSIGN_OR_RETURN(m.delivery_id, r.String("delivery_id"));
+  return m;
+}
+
+Result<QueryAnswer> GetQueryAnswer(WireReader& r) {
+  QueryAnswer m;
+  WRIT_ASSIGN_OR_RETURN(m.delivery_id, r.String("delivery_id"));
+  WRIT_ASSIGN_OR_RETURN(m.json, r.String("json"));
+  return m;
+}
+
+template <typename T>
+Result<Message> AsMessage(Result<T> r) {
+  if (!r.ok()) return r.status();
+  return Message(std::move(r).value());
+}
+
+Result<Message> GetAny(MessageType type, WireReader& r) {
+  switch (type) {
+    case MessageType::kHello: return AsMessage(GetHello(r));
+    case MessageType::kAnnounce: return AsMessage(GetAnnounce(r));
+    case MessageType::kGrant: return AsMessage(GetGrant(r));
+    case MessageType::kCommit: return AsMessage(GetCommit(r));
+    case MessageType::kReceipt: return AsMessage(GetReceipt(r));
+    case MessageType::kRefuse: return AsMessage(GetRefuse(r));
+    case MessageType::kAbort: return AsMessage(GetAbort(r));
+    case MessageType::kQuery: return AsMessage(GetQuery(r));
+    case MessageType::kQueryAnswer: return AsMessage(GetQueryAnswer(r));
+  }
+  return Status::Malformed("frame.type: unknown message type " +
+                           std::to_string(static_cast<int>(type)));
+}
+
+}  // namespace
+
+std::vector<uint8_t> Encode(const Message& message) {
+  std::vector<uint8_t> frame(kFrameHeaderBytes);
+  WireWriter writer(frame);
+  std::visit([&](const auto& m) { Put(writer, m); }, message);
+  FrameHeader header;
+  header.type = TypeOf(message);
+  header.payload_bytes = static_cast<uint32_t>(frame.size() - kFrameHeaderBytes);
+  WriteFrameHeader(header, frame.data());
+  return frame;
+}
+
+Result<Message> DecodePayload(MessageType type, std::span<const uint8_t> payload,
+                              const Limits& limits) {
+  WireReader reader(payload, MessageTypeName(type));
+  WRIT_ASSIGN_OR_RETURN(Message message, GetAny(type, reader));
+  WRIT_RETURN_IF_ERROR(reader.ExpectEnd());
+  WRIT_RETURN_IF_ERROR(Validate(message, limits));
+  return message;
+}
+
+Result<Message> DecodeFrame(std::span<const uint8_t> frame, const Limits& limits) {
+  WRIT_ASSIGN_OR_RETURN(FrameHeader header, ParseFrameHeader(frame, limits));
+  const size_t body = frame.size() - kFrameHeaderBytes;
+  if (body < header.payload_bytes) {
+    return Status::Malformed(
+        std::string(MessageTypeName(header.type)) + ": truncated frame, payload declares " +
+        std::to_string(header.payload_bytes) + " bytes, " + std::to_string(body) + " present");
+  }
+  if (body > header.payload_bytes) {
+    return Status::Malformed("frame: " + std::to_string(body - header.payload_bytes) +
+                             " trailing bytes after the " +
+                             std::string(MessageTypeName(header.type)) + " frame");
+  }
+  return DecodePayload(header.type, frame.subspan(kFrameHeaderBytes), limits);
+}
+
+}  // namespace writ::protocol

@@ -1,0 +1,30 @@
+#include "protocol/digest.h"
+
+#include <string>
+
+#include "protocol/digesters.h"
+
+namespace writ::protocol {
+
+Digester::~Digester() = default;
+
+Result<std::unique_ptr<Digester>> Digester::Create(Rule rule) {
+  switch (rule) {
+    case Rule::kXxh3_128: return MakeXxh3Digester();
+    case Rule::kCrc32c: return MakeCrc32cDigester();
+    case Rule::kSha256: return MakeSha256Digester();
+  }
+  return Status::InvalidArgument("digest: unknown rule " + std::to_string(static_cast<int>(rule)));
+}
+
+Result<std::vector<uint8_t>> DigestOf(Rule rule, std::span<const uint8_t> bytes) {
+  WRIT_ASSIGN_OR_RETURN(auto digester, Digester::Create(rule));
+  digester->Update(bytes);
+  std::vector<uint8_t> digest = digester->Finish();
+  if (digest.size() != DigestSize(rule)) {
+    return Status::Internal("digest: " + std::string(RuleName(rule)) + " computation failed");
+  }
+  return digest;
+}
+
+}  // namespace writ::protocol

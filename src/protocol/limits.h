@@ -1,0 +1,16 @@
+// Bounds a decoder enforces on everything read from the wire.
+#pragma once
+
+#include <cstdint>
+
+namespace writ::protocol {
+
+struct Limits {
+  uint32_t max_frame_bytes = 1 << 20;  // whole frame: header + payload
+  uint32_t max_id_bytes = 256;         // delivery and receiver ids
+  uint32_t max_address_bytes = 1024;   // fabric addresses (fi_getname output)
+  uint32_t max_name_bytes = 256;       // libfabric provider names ("tcp;ofi_rxm")
+  uint32_t max_detail_bytes = 4096;    // human text in refuse / abort
+};
+
+}  // namespace writ::protocol

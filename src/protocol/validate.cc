@@ -1,0 +1,212 @@
+#include "protocol/validate.h"
+
+#include <cstdio>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <string_view>
+
+#include "protocol/text.h"
+
+namespace writ::protocol {
+namespace {
+
+std::string Field(std::string_view message, std::string_view field) {
+  std::string out(message);
+  out += '.';
+  out += field;
+  out += ": ";
+  return out;
+}
+
+std::string ByteHex(uint8_t b) {
+  char buf[8];
+  std::snprintf(buf, sizeof buf, "0x%02x", b);
+  return buf;
+}
+
+// Checks done in the order a reader of the error would want them.
+class Checker {
+ public:
+  Checker(std::string_view message, const Limits& limits) : message_(message), limits_(limits) {}
+
+  // Non-empty printable ASCII without spaces, at most `limit` bytes.
+  Status Token(std::string_view field, std::string_view value, uint32_t limit,
+               bool may_be_empty = false) const {
+    if (value.empty()) {
+      if (may_be_empty) return Status::Ok();
+      return Fail(field, "empty");
+    }
+    if (value.size() > limit) {
+      return Fail(field, std::to_string(value.size()) + " bytes, limit " + std::to_string(limit));
+    }
+    for (size_t i = 0; i < value.size(); ++i) {
+      const auto c = static_cast<uint8_t>(value[i]);
+      if (c < 0x21 || c > 0x7e) {
+        return Fail(field, "byte " + ByteHex(c) + " at offset " + std::to_string(i) +
+                               " is not printable ASCII without spaces");
+      }
+    }
+    return Status::Ok();
+  }
+
+  Status Id(std::string_view field, std::string_view value, bool may_be_empty = false) const {
+    return Token(field, value, limits_.max_id_bytes, may_be_empty);
+  }
+
+  Status Address(std::string_view field, size_t size, bool may_be_empty) const {
+    if (size == 0 && !may_be_empty) return Fail(field, "empty");
+    if (size > limits_.max_address_bytes) {
+      return Fail(field, std::to_string(size) + " bytes, limit " +
+                             std::to_string(limits_.max_address_bytes));
+    }
+    return Status::Ok();
+  }
+
+  // Human text: valid UTF-8 without control characters (it ends up on terminals).
+  Status Text(std::string_view field, std::string_view value) const {
+    if (value.size() > limits_.max_detail_bytes) {
+      return Fail(field, std::to_string(value.size()) + " bytes, limit " +
+                             std::to_string(limits_.max_detail_bytes));
+    }
+    const TextProblem problem = FindTextProblem(value);
+    switch (problem.kind) {
+      case TextProblem::kNone: break;
+      case TextProblem::kInvalidUtf8:
+        return Fail(field, "invalid UTF-8 at offset " + std::to_string(problem.offset));
+      case TextProblem::kControl:
+        return Fail(field, "control character at offset " + std::to_string(problem.offset));
+    }
+    return Status::Ok();
+  }
+
+  // A JSON object. Size is bounded by the frame limit alone.
+  Status JsonObject(std::string_view field, std::string_view value) const {
+    const size_t first = value.find_first_not_of(" \t\r\n");
+    if (first == std::string_view::npos) return Fail(field, "empty");
+    if (value[first] != '{') return Fail(field, "not a JSON object");
+    if (!nlohmann::json::accept(value.begin(), value.end())) {
+      return Fail(field, "not valid JSON");
+    }
+    return Status::Ok();
+  }
+
+  const Limits& limits() const { return limits_; }
+
+  Status Fail(std::string_view field, const std::string& what) const {
+    return Status::Malformed(Field(message_, field) + what);
+  }
+
+ private:
+  std::string_view message_;
+  const Limits& limits_;
+};
+
+Status Check(const Hello& m, const Checker& c) {
+  if (m.version == 0) return c.Fail("version", "0, versions start at 1");
+  WRIT_RETURN_IF_ERROR(c.Token("provider", m.provider, c.limits().max_name_bytes));
+  WRIT_RETURN_IF_ERROR(c.Address("fabric_address", m.fabric_address.size(), false));
+  return c.Id("receiver_id", m.receiver_id);
+}
+
+Status Check(const Announce& m, const Checker& c) {
+  WRIT_RETURN_IF_ERROR(c.Id("delivery_id", m.delivery_id));
+  if (m.chunk_size == 0) return c.Fail("chunk_size", "0, must be at least 1");
+  if (m.bytes != 0 && m.chunk_size > m.bytes) {
+    return c.Fail("chunk_size", std::to_string(m.chunk_size) + " is larger than the " +
+                                    std::to_string(m.bytes) + "-byte delivery");
+  }
+  if (!IsKnown(m.rule)) {
+    return c.Fail("rule", "unknown value " + std::to_string(static_cast<int>(m.rule)));
+  }
+  if (m.digest.size() != DigestSize(m.rule)) {
+    return c.Fail("digest", std::to_string(m.digest.size()) + " bytes, " +
+                                std::string(RuleName(m.rule)) + " needs " +
+                                std::to_string(DigestSize(m.rule)));
+  }
+  if (!IsKnown(m.until)) {
+    return c.Fail("until", "unknown value " + std::to_string(static_cast<int>(m.until)));
+  }
+  if (!IsKnown(m.retention)) {
+    return c.Fail("retention", "unknown value " + std::to_string(static_cast<int>(m.retention)));
+  }
+  return c.Address("sender_fabric_address", m.sender_fabric_address.size(), true);
+}
+
+Status Check(const Grant& m, const Checker& c) {
+  WRIT_RETURN_IF_ERROR(c.Id("delivery_id", m.delivery_id));
+  if (m.length == 0) return c.Fail("length", "0, must be at least 1");
+  if (m.remote_address > UINT64_MAX - m.length) {
+    return c.Fail("length", std::to_string(m.length) + " bytes from remote_address " +
+                                std::to_string(m.remote_address) + " wrap past 2^64");
+  }
+  if (m.chunk_count == 0) return c.Fail("chunk_count", "0, must be at least 1");
+  if (m.first_chunk > UINT64_MAX - m.chunk_count) {
+    return c.Fail("chunk_count", std::to_string(m.chunk_count) + " chunks from first_chunk " +
+                                     std::to_string(m.first_chunk) + " wrap past 2^64");
+  }
+  return Status::Ok();
+}
+
+Status Check(const Commit& m, const Checker& c) { return c.Id("delivery_id", m.delivery_id); }
+
+Status Check(const Receipt& m, const Checker& c) {
+  WRIT_RETURN_IF_ERROR(c.Id("delivery_id", m.delivery_id));
+  return c.JsonObject("json", m.json);
+}
+
+Status Check(const Refuse& m, const Checker& c) {
+  WRIT_RETURN_IF_ERROR(c.Id("delivery_id", m.delivery_id, /*may_be_empty=*/true));
+  if (!IsKnown(m.reason)) {
+    return c.Fail("reason", "unknown value " + std::to_string(static_cast<int>(m.reason)));
+  }
+  return c.Text("detail", m.detail);
+}
+
+Status Check(const Abort& m, const Checker& c) {
+  WRIT_RETURN_IF_ERROR(c.Id("delivery_id", m.delivery_id, /*may_be_empty=*/true));
+  return c.Text("detail", m.detail);
+}
+
+Status Check(const Query& m, const Checker& c) { return c.Id("delivery_id", m.delivery_id); }
+
+Status Check(const QueryAnswer& m, const Checker& c) {
+  WRIT_RETURN_IF_ERROR(c.Id("delivery_id", m.delivery_id));
+  return c.JsonObject("json", m.json);
+}
+
+}  // namespace
+
+Status Validate(const Message& message, const Limits& limits) {
+  const Checker checker(MessageTypeName(message), limits);
+  return std::visit([&](const auto& m) { return Check(m, checker); }, message);
+}
+
+uint64_t ChunkCount(const Announce& announce) {
+  if (announce.chunk_size == 0) return 0;
+  return announce.bytes / announce.chunk_size + (announce.bytes % announce.chunk_size != 0);
+}
+
+Status CheckGrantFits(const Announce& announce, const Grant& grant) {
+  if (grant.delivery_id != announce.delivery_id) {
+    return Status::Malformed("grant.delivery_id: \"" + grant.delivery_id +
+                             "\", the announced delivery is \"" + announce.delivery_id + "\"");
+  }
+  const uint64_t chunks = ChunkCount(announce);
+  if (grant.first_chunk >= chunks || grant.chunk_count > chunks - grant.first_chunk) {
+    return Status::Malformed("grant.chunk_count: chunks [" + std::to_string(grant.first_chunk) +
+                             ", +" + std::to_string(grant.chunk_count) + ") run past the " +
+                             std::to_string(chunks) + " chunks of the delivery");
+  }
+  // Both products stay below `bytes`: the end is capped at the last chunk.
+  const uint64_t end_chunk = grant.first_chunk + grant.chunk_count;
+  const uint64_t begin = grant.first_chunk * announce.chunk_size;
+  const uint64_t end = end_chunk == chunks ? announce.bytes : end_chunk * announce.chunk_size;
+  if (grant.length < end - begin) {
+    return Status::Malformed("grant.length: " + std::to_string(grant.length) + " bytes, chunks [" +
+                             std::to_string(grant.first_chunk) + ", " + std::to_string(end_chunk) +
+                             ") need " + std::to_string(end - begin));
+  }
+  return Status::Ok();
+}
+
+}  // namespace writ::protocol

@@ -1,0 +1,46 @@
+#include <xxhash.h>
+
+#include "protocol/digesters.h"
+
+namespace writ::protocol {
+namespace {
+
+struct StateFree {
+  void operator()(XXH3_state_t* state) const { XXH3_freeState(state); }
+};
+using StatePtr = std::unique_ptr<XXH3_state_t, StateFree>;
+
+class Xxh3Digester final : public Digester {
+ public:
+  explicit Xxh3Digester(StatePtr state) : state_(std::move(state)) { Reset(); }
+
+  Rule rule() const override { return Rule::kXxh3_128; }
+
+  void Update(std::span<const uint8_t> bytes) override {
+    if (bytes.empty()) return;
+    if (XXH3_128bits_update(state_.get(), bytes.data(), bytes.size()) != XXH_OK) failed_ = true;
+  }
+
+  std::vector<uint8_t> Finish() override {
+    if (failed_) return {};
+    XXH128_canonical_t canonical;
+    XXH128_canonicalFromHash(&canonical, XXH3_128bits_digest(state_.get()));
+    return std::vector<uint8_t>(canonical.digest, canonical.digest + sizeof canonical.digest);
+  }
+
+  void Reset() override { failed_ = XXH3_128bits_reset(state_.get()) != XXH_OK; }
+
+ private:
+  StatePtr state_;
+  bool failed_ = false;
+};
+
+}  // namespace
+
+Result<std::unique_ptr<Digester>> MakeXxh3Digester() {
+  StatePtr state(XXH3_createState());
+  if (!state) return Status::Internal("digest: XXH3_createState failed");
+  return std::unique_ptr<Digester>(new Xxh3Digester(std::move(state)));
+}
+
+}  // namespace writ::protocol
