@@ -38,15 +38,32 @@ struct ReceiverOptions {
   uint64_t window_bytes = 32ull << 20;        // one window; a chunk must fit in it
   uint32_t windows_per_delivery = 4;          // windows one delivery may hold at once
   uint32_t max_connections = 64;
+  // Limits, each enforced with a named refusal. A "sender" is its announce key when
+  // senders authenticate (--allow), else its host.
+  uint32_t max_message_bytes = 1 << 20;      // one control frame (an announce included)
+  uint64_t max_delivery_bytes = 1ull << 40;  // one delivery
+  uint32_t max_deliveries_per_sender = 16;   // in progress at once
+  uint32_t max_windows_per_sender = 16;      // granted at once, over all its deliveries
   // Retention. Empty data_dir: volatile only, bytes held in unlinked files in scratch_dir.
+  // With data_dir, process-restart and power-loss deliveries are kept there (docs/retention.md)
+  // and volatile ones still in scratch_dir.
   std::string data_dir;
   std::string scratch_dir = "/tmp";
   uint64_t volatile_capacity_bytes = 64ull << 30;
+  // Which retained payloads the start-up recovery re-hashes: "all", "unsynced" (the
+  // process-restart ones, which a power cut may have torn) or "none" (presence and size).
+  std::string verify_on_start = "unsynced";
+  // Told what the data directory's recovery found (one line each) and about sync failures.
+  std::function<void(const std::string&)> on_store_event;
+  // Tests only: fail chosen file-system calls of the durable store (src/store/fault_env.h).
+  std::string test_store_faults;
   std::optional<ProcessingStep> processing;
   std::string receiver_id;  // names the issuer in receipts; default "writ-serve@HOST:PORT"
   // Where the Ed25519 identity that signs receipts lives (created on first start, 0600).
   // Empty: DATA_DIR/identity with --data, else $HOME/.local/state/writ/receiver.
   std::string identity_dir;
+  // Allowed senders' public keys (hex, one a line). Empty: any sender is admitted.
+  std::string allow_file;
 };
 
 class Receiver {
@@ -60,6 +77,8 @@ class Receiver {
   // The key id and public key (hex) receipts are signed with.
   virtual std::string key_id() const = 0;
   virtual std::string public_key_hex() const = 0;
+  // How many sender keys the allow list holds; 0 when anyone is admitted.
+  virtual size_t allowed_senders() const = 0;
   // Stops accepting, ends every connection, closes the fabric. Idempotent.
   virtual Status Stop() = 0;
 };

@@ -32,6 +32,9 @@ struct SendOptions {
   // Without any progress (completion, grant, receipt) for this long: transport failure.
   std::chrono::milliseconds stall_timeout{60000};
   std::function<void(uint64_t bytes_done, uint64_t bytes_total)> progress;
+  // Directory of the sender's Ed25519 identity (created on first use): signs the
+  // announce (key, nonce, time) and the sender's own transport receipt. Empty: unsigned.
+  std::string identity_dir;
   // Fault injection for tests: flip one byte of this chunk after the digest was announced.
   std::optional<uint64_t> corrupt_chunk;
 };

@@ -39,6 +39,10 @@ void Put(WireWriter& w, const Announce& m) {
   w.U8(static_cast<uint8_t>(m.until));
   w.U8(static_cast<uint8_t>(m.retention));
   w.Bytes(m.sender_fabric_address);
+  w.Bytes(m.sender_key);
+  w.Bytes(m.nonce);
+  w.U64(m.time_ms);
+  w.Bytes(m.signature);
 }
 
 void Put(WireWriter& w, const Grant& m) {
@@ -98,6 +102,10 @@ Result<Announce> GetAnnounce(WireReader& r) {
   WRIT_ASSIGN_OR_RETURN(uint8_t retention, r.U8("retention"));
   m.retention = static_cast<RetentionClass>(retention);
   WRIT_ASSIGN_OR_RETURN(m.sender_fabric_address, r.Bytes("sender_fabric_address"));
+  WRIT_ASSIGN_OR_RETURN(m.sender_key, r.Bytes("sender_key"));
+  WRIT_ASSIGN_OR_RETURN(m.nonce, r.Bytes("nonce"));
+  WRIT_ASSIGN_OR_RETURN(m.time_ms, r.U64("time_ms"));
+  WRIT_ASSIGN_OR_RETURN(m.signature, r.Bytes("signature"));
   return m;
 }
 
@@ -197,6 +205,17 @@ Result<Message> DecodePayload(MessageType type, std::span<const uint8_t> payload
   WRIT_RETURN_IF_ERROR(reader.ExpectEnd());
   WRIT_RETURN_IF_ERROR(Validate(message, limits));
   return message;
+}
+
+std::vector<uint8_t> AnnounceSigningBytes(const Announce& announce, std::string_view receiver_id) {
+  Announce unsigned_copy = announce;
+  unsigned_copy.signature.clear();
+  std::vector<uint8_t> out;
+  WireWriter w(out);
+  w.String("writ-announce-v1");
+  w.String(receiver_id);
+  Put(w, unsigned_copy);
+  return out;
 }
 
 Result<Message> DecodeFrame(std::span<const uint8_t> frame, const Limits& limits) {

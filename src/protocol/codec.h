@@ -19,6 +19,11 @@ namespace writ::protocol {
 // (Validate in validate.h), and the peer's decoder refuses what is invalid.
 std::vector<uint8_t> Encode(const Message& message);
 
+// What a sender signs: "writ-announce-v1", the receiver's id (so an announce signed for
+// one receiver is refused by another), then the announce's payload encoding with an
+// empty signature.
+std::vector<uint8_t> AnnounceSigningBytes(const Announce& announce, std::string_view receiver_id);
+
 // Exactly one frame: header, payload, no bytes after it. The message is
 // checked structurally and semantically (Validate) before it is returned.
 Result<Message> DecodeFrame(std::span<const uint8_t> frame, const Limits& limits);

@@ -53,6 +53,10 @@ bool IsKnown(RefuseReason reason);
 // Bytes of the digest a rule produces; 0 for an unknown rule.
 size_t DigestSize(Rule rule);
 
+inline constexpr size_t kSenderKeyBytes = 32;
+inline constexpr size_t kNonceBytes = 16;
+inline constexpr size_t kSignatureBytes = 64;
+
 // server -> client, first message on a new control connection.
 struct Hello {
   uint16_t version = kProtocolVersion;  // the highest protocol version the server speaks
@@ -72,6 +76,12 @@ struct Announce {
   Rung until = Rung::kValidated;
   RetentionClass retention = RetentionClass::kVolatile;
   std::vector<uint8_t> sender_fabric_address;  // empty when the provider needs none
+  // Sender authentication: all four present (Ed25519 key, 16-byte nonce, time in ms since
+  // the epoch, signature over AnnounceSigningBytes), or all four empty / zero.
+  std::vector<uint8_t> sender_key;
+  std::vector<uint8_t> nonce;
+  uint64_t time_ms = 0;
+  std::vector<uint8_t> signature;
   bool operator==(const Announce&) const = default;
 };
 

@@ -129,7 +129,23 @@ Status Check(const Announce& m, const Checker& c) {
   if (!IsKnown(m.retention)) {
     return c.Fail("retention", "unknown value " + std::to_string(static_cast<int>(m.retention)));
   }
-  return c.Address("sender_fabric_address", m.sender_fabric_address.size(), true);
+  WRIT_RETURN_IF_ERROR(c.Address("sender_fabric_address", m.sender_fabric_address.size(), true));
+  if (m.sender_key.empty()) {
+    if (!m.nonce.empty() || m.time_ms != 0 || !m.signature.empty()) {
+      return c.Fail("sender_key", "empty, but nonce, time or signature is present");
+    }
+    return Status::Ok();
+  }
+  if (m.sender_key.size() != kSenderKeyBytes) {
+    return c.Fail("sender_key", std::to_string(m.sender_key.size()) + " bytes, Ed25519 keys have 32");
+  }
+  if (m.nonce.size() != kNonceBytes) {
+    return c.Fail("nonce", std::to_string(m.nonce.size()) + " bytes, needs 16");
+  }
+  if (m.signature.size() != kSignatureBytes) {
+    return c.Fail("signature", std::to_string(m.signature.size()) + " bytes, Ed25519 signatures have 64");
+  }
+  return Status::Ok();
 }
 
 Status Check(const Grant& m, const Checker& c) {

@@ -127,6 +127,11 @@ Status Connection::OnAnnounce(const protocol::Announce& a) {
                   "delivery " + delivery_->announce().delivery_id +
                       " is still in progress on this connection");
   }
+  auto admitted = core_.auth.Admit(a, core_.issuer, std::chrono::system_clock::now());
+  if (!admitted.ok()) {
+    return Refuse(a.delivery_id, RefuseReason::kAuth, admitted.status().message());
+  }
+  if (!admitted->empty()) sender_ = *admitted;  // limits count per key
   if (a.bytes > opt.max_delivery_bytes) {
     return Refuse(a.delivery_id, RefuseReason::kOversize,
                   "delivery of " + std::to_string(a.bytes) + " bytes exceeds this receiver's limit of " +

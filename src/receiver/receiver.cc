@@ -13,6 +13,8 @@
 #include "receipt/context.h"
 #include "receiver/connection.h"
 #include "receiver/receiver_core.h"
+#include "store/fault_env.h"
+#include "store/routing_store.h"
 #include "store/volatile_store.h"
 
 namespace writ {
@@ -40,6 +42,7 @@ class ReceiverImpl : public Receiver {
   std::string listen_address() const override { return listener_->address(); }
   std::string provider() const override { return core_.node->provider().name(); }
   std::string key_id() const override { return core_.identity->key_id(); }
+  size_t allowed_senders() const override { return core_.auth.allowed_count(); }
   std::string public_key_hex() const override {
     return receipt::PublicKeyHex(core_.identity->public_key());
   }
@@ -64,18 +67,52 @@ class ReceiverImpl : public Receiver {
   bool stopped_ = false;
 };
 
+// The --data store, after its recovery; tells on_store_event what recovery found.
+Result<std::unique_ptr<store::Store>> OpenDurableStore(const ReceiverOptions& opt) {
+  store::DurableOptions dopt;
+  WRIT_ASSIGN_OR_RETURN(dopt.verify, store::ParseVerifyOnStart(opt.verify_on_start));
+  dopt.log = opt.on_store_event;
+  store::FaultInjectionEnv* faults = nullptr;
+  if (!opt.test_store_faults.empty()) {
+    auto env = store::FaultInjectionEnv::Parse(opt.test_store_faults, store::Env::Default());
+    if (!env.ok()) return env.status().Annotate("test store faults");
+    faults = env->get();
+    faults->set_on_inject(opt.on_store_event);
+    dopt.env = std::shared_ptr<store::Env>(std::move(env).value());
+  }
+  store::RecoveryReport report;
+  auto durable = store::DurableStore::Open(opt.data_dir, dopt, &report);
+  if (!durable.ok()) return durable.status().Annotate("data directory " + opt.data_dir);
+  if (opt.on_store_event) {
+    for (const auto& line : report.Lines()) opt.on_store_event(line);
+  }
+  if (faults != nullptr) faults->Arm();  // count the calls of deliveries, not of recovery
+  return std::unique_ptr<store::Store>(std::move(durable).value());
+}
+
 Status ReceiverImpl::Init() {
   const ReceiverOptions& opt = core_.options;
-  auto listener = protocol::ControlListener::Listen(opt.listen_host, opt.listen_port);
+  protocol::Limits limits;
+  limits.max_frame_bytes = opt.max_message_bytes;
+  auto listener = protocol::ControlListener::Listen(opt.listen_host, opt.listen_port, limits);
   if (!listener.ok()) return listener.status().Annotate("control listener");
   listener_.emplace(std::move(listener).value());
   core_.issuer = opt.receiver_id.empty() ? "writ-serve@" + listener_->address() : opt.receiver_id;
 
+  // The data directory first: recovery runs before anything else lives in it (the identity
+  // defaults to DATA/identity) and before any sender is accepted.
+  std::unique_ptr<store::Store> durable;
+  if (!opt.data_dir.empty()) {
+    WRIT_ASSIGN_OR_RETURN(durable, OpenDurableStore(opt));
+  }
   std::string identity_dir = opt.identity_dir;
   if (identity_dir.empty()) identity_dir = DefaultIdentityDir(opt.data_dir);
   auto identity = receipt::Identity::LoadOrCreate(identity_dir);
   if (!identity.ok()) return identity.status().Annotate("receiver identity");
   core_.identity.emplace(std::move(identity).value());
+  if (!opt.allow_file.empty()) {
+    WRIT_ASSIGN_OR_RETURN(core_.auth, receiver::SenderAuth::FromAllowFile(opt.allow_file));
+  }
 
   fabric::NodeOptions node_options;
   node_options.provider.provider = opt.provider;
@@ -90,11 +127,13 @@ Status ReceiverImpl::Init() {
 
   WRIT_ASSIGN_OR_RETURN(core_.pool,
                         receiver::WindowPool::Create(opt.window_pool_bytes, opt.window_bytes));
-  if (!opt.data_dir.empty()) {
-    return Status::Unsupported("--data: durable retention is not available in this build yet");
-  }
-  WRIT_ASSIGN_OR_RETURN(core_.store,
+  WRIT_ASSIGN_OR_RETURN(std::unique_ptr<store::Store> volatile_store,
                         store::VolatileStore::Open(opt.scratch_dir, opt.volatile_capacity_bytes));
+  if (durable) {
+    core_.store = std::make_unique<store::RoutingStore>(std::move(volatile_store), std::move(durable));
+  } else {
+    core_.store = std::move(volatile_store);
+  }
 
   progress_ = std::make_unique<fabric::ProgressLoop>(
       *core_.node, [this](const fabric::WorkCompletion& r) { OnRecord(r); });

@@ -10,6 +10,7 @@
 #include "fabric/node.h"
 #include "receipt/identity.h"
 #include "receiver/notification_router.h"
+#include "receiver/sender_auth.h"
 #include "receiver/window_pool.h"
 #include "store/store.h"
 #include "writ/receipt.h"
@@ -27,6 +28,7 @@ struct ReceiverCore {
   ReceiptContext context;               // for receipts this receiver issues
   std::vector<uint8_t> fabric_address;  // sent in Hello
   std::optional<receipt::Identity> identity;  // signs every receipt
+  SenderAuth auth;                            // --allow
 
   // A delivery id may be in progress on one connection at a time.
   bool ClaimId(const std::string& id) {

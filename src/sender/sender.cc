@@ -3,6 +3,7 @@
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <poll.h>
+#include <sys/random.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -14,7 +15,10 @@
 #include "fabric/node.h"
 #include "protocol/control_channel.h"
 #include "protocol/digest.h"
+#include "protocol/codec.h"
 #include "receipt/context.h"
+#include "receipt/identity.h"
+#include "receipt/signing.h"
 #include "sender/delivery_source.h"
 
 namespace writ {
@@ -113,6 +117,7 @@ class SendSession {
   // The announced chunk size: the requested one, or the whole delivery when smaller.
   uint64_t chunk_size_ = 0;
   std::optional<sender::DeliverySource> source_;
+  std::optional<receipt::Identity> identity_;
   std::vector<uint8_t> digest_;
   std::optional<protocol::ControlChannel> channel_;
   std::unique_ptr<fabric::FabricNode> node_;
@@ -147,6 +152,11 @@ Status SendSession::Prepare(const std::string& path) {
   out_.delivery.chunk_size = chunk_size_;
   out_.delivery.chunks =
       out_.delivery.bytes == 0 ? 0 : (out_.delivery.bytes + chunk_size_ - 1) / chunk_size_;
+  if (!opt_.identity_dir.empty()) {
+    auto identity = receipt::Identity::LoadOrCreate(opt_.identity_dir);
+    if (!identity.ok()) return identity.status().Annotate("sender identity");
+    identity_.emplace(std::move(identity).value());
+  }
   WRIT_ASSIGN_OR_RETURN(digest_, source_->Digest(opt_.rule));
   out_.delivery.digest = protocol::ToHex(digest_);
   out_.portion_request_ids.assign(out_.delivery.chunks, 0);
@@ -215,6 +225,21 @@ Status SendSession::Run(const std::string& path) {
   announce.digest = digest_;
   announce.until = opt_.until;
   announce.retention = opt_.retention.value_or(RetentionClass::kVolatile);
+  if (identity_) {
+    const auto& key = identity_->public_key();
+    announce.sender_key.assign(key.begin(), key.end());
+    announce.nonce.resize(protocol::kNonceBytes);
+    if (getrandom(announce.nonce.data(), announce.nonce.size(), 0) !=
+        static_cast<ssize_t>(announce.nonce.size())) {
+      return Status::Io("getrandom failed for the announce nonce", errno);
+    }
+    announce.time_ms = static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::milliseconds>(
+                                                 std::chrono::system_clock::now().time_since_epoch())
+                                                 .count());
+    // Signed for this receiver only: its id is part of the signed bytes.
+    WRIT_ASSIGN_OR_RETURN(auto sig, identity_->Sign(protocol::AnnounceSigningBytes(announce, hello->receiver_id)));
+    announce.signature.assign(sig.begin(), sig.end());
+  }
   if (Status sent = channel_->Send(announce); !sent.ok()) {
     return sent.code() == ErrorCode::kInvalidArgument ? sent : Status::Transport(sent.message());
   }
@@ -243,6 +268,7 @@ Status SendSession::Loop() {
                             out_.context.completion_level + " (" + std::to_string(records) +
                             " completion records read)";
       transport.does_not_establish = std::string(fabric::CompletionLevelDoesNotGuarantee(granted_level_));
+      if (identity_) WRIT_RETURN_IF_ERROR(receipt::SignReceipt(transport, *identity_));
       AddReceipt(std::move(transport));
       WRIT_RETURN_IF_ERROR(channel_->Send(protocol::Commit{out_.delivery.id}));
       commit_sent_ = true;

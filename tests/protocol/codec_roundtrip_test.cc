@@ -57,9 +57,13 @@ TEST(CodecRoundTrip, GoldenAnnounce) {
              {0xe3, 0x06, 0x92, 0x83},
              Rung::kReceived,
              RetentionClass::kPowerLoss,
+             {},
+             {},
+             {},
+             0,
              {}};
   const std::vector<uint8_t> expected = {'W', 'R', 'I', 'T', 1,    0,    2,    0,
-                                         36,  0,   0,   0,         // header, 36-byte payload
+                                         56,  0,   0,   0,         // header, 56-byte payload
                                          1,   0,   0,   0,   'x',  // delivery_id
                                          10,  0,   0,   0,   0,    0,    0,    0,     // bytes
                                          4,   0,   0,   0,   0,    0,    0,    0,     // chunk_size
@@ -67,7 +71,11 @@ TEST(CodecRoundTrip, GoldenAnnounce) {
                                          4,   0,   0,   0,   0xe3, 0x06, 0x92, 0x83,  // digest
                                          2,                  // until received
                                          3,                  // retention power-loss
-                                         0,   0,   0,   0};  // sender_fabric_address (empty)
+                                         0,   0,   0,   0,  // sender_fabric_address (empty)
+                                         0,   0,   0,   0,  // sender_key (empty)
+                                         0,   0,   0,   0,  // nonce (empty)
+                                         0,   0,   0,   0,   0,    0,    0,    0,  // time_ms
+                                         0,   0,   0,   0};  // signature (empty)
   EXPECT_EQ(Encode(a), expected);
   EXPECT_EQ(RoundTrip(a), Message(a));
 }

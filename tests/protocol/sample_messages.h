@@ -25,7 +25,11 @@ inline Announce SampleAnnounce() {
                   Bytes(16, 0xa0),
                   Rung::kValidated,
                   RetentionClass::kVolatile,
-                  Bytes(16, 0x10)};
+                  Bytes(16, 0x10),
+                  Bytes(32, 0x20),
+                  Bytes(16, 0x30),
+                  1764400000000,
+                  Bytes(64, 0x40)};
 }
 
 inline Grant SampleGrant() {

@@ -29,6 +29,7 @@ struct SendFlags {
   bool json = false;
   std::string evidence;
   int64_t corrupt_chunk = -1;
+  std::string identity;
 };
 
 Status BuildOptions(const SendFlags& f, SendOptions& o) {
@@ -53,6 +54,7 @@ Status BuildOptions(const SendFlags& f, SendOptions& o) {
   if (!level) return Status::InvalidArgument("--level: expected default, inject, transmit or delivery");
   o.level = *level;
   o.depth = f.depth;
+  o.identity_dir = f.identity;
   o.max_attempts = f.attempts;
   if (f.corrupt_chunk >= 0) o.corrupt_chunk = static_cast<uint64_t>(f.corrupt_chunk);
   return Status::Ok();
@@ -106,6 +108,8 @@ void RegisterSend(CLI::App& app, CommandContext& ctx) {
   cmd->add_option("--attempts", f->attempts, "attempts per chunk")->capture_default_str();
   cmd->add_flag("--json", f->json, "print one JSON document");
   cmd->add_option("--evidence", f->evidence, "write a writ.evidence/1 bundle to this file");
+  cmd->add_option("--identity", f->identity,
+                  "sender identity directory: signs the announce and the transport receipt");
   cmd->add_option("--test-corrupt-chunk", f->corrupt_chunk,
                   "fault injection: flip a byte of this chunk after announcing the digest")
       ->group("");  // hidden: for tests

@@ -2,6 +2,8 @@
 #include <signal.h>
 
 #include <iostream>
+#include <memory>
+#include <mutex>
 
 #include "command.h"
 #include "protocol/control_channel.h"
@@ -17,7 +19,14 @@ struct ServeFlags {
   std::string window_pool = "256MiB";
   std::string window_size = "32MiB";
   std::string scratch = "/tmp";
+  std::string verify_on_start = "unsynced";  // with --data: what recovery re-hashes
+  std::string test_store_faults;             // tests only
   std::string identity;
+  std::string allow;
+  std::string max_message = "1MiB";
+  std::string max_delivery = "1TiB";
+  uint32_t max_deliveries_per_sender = 16;
+  uint32_t max_windows_per_sender = 16;
 };
 
 int RunServe(const ServeFlags& flags) {
@@ -27,6 +36,13 @@ int RunServe(const ServeFlags& flags) {
   if (!pool.ok()) return ReportError(pool.status().Annotate("--window-pool"));
   auto window = ParseSize(flags.window_size);
   if (!window.ok()) return ReportError(window.status().Annotate("--window-size"));
+
+  auto max_message = ParseSize(flags.max_message);
+  if (!max_message.ok() || *max_message > UINT32_MAX || *max_message < 4096) {
+    return ReportError(Status::InvalidArgument("--max-message: expected a size from 4KiB to 4GiB"));
+  }
+  auto max_delivery = ParseSize(flags.max_delivery);
+  if (!max_delivery.ok()) return ReportError(max_delivery.status().Annotate("--max-delivery"));
 
   // Block the stop signals in every thread; this one waits for them.
   sigset_t stop_signals;
@@ -44,13 +60,33 @@ int RunServe(const ServeFlags& flags) {
   options.window_pool_bytes = *pool;
   options.window_bytes = std::min(*window, *pool);
   options.scratch_dir = flags.scratch;
+  options.verify_on_start = flags.verify_on_start;
+  options.test_store_faults = flags.test_store_faults;
+  // Recovery's findings and sync failures, one stderr line each (from any connection thread).
+  auto log_mu = std::make_shared<std::mutex>();
+  options.on_store_event = [log_mu](const std::string& line) {
+    std::lock_guard lock(*log_mu);
+    std::cerr << "writ: " << line << std::endl;
+  };
   options.identity_dir = flags.identity;
+  options.allow_file = flags.allow;
+  options.max_message_bytes = static_cast<uint32_t>(*max_message);
+  options.max_delivery_bytes = *max_delivery;
+  options.max_deliveries_per_sender = flags.max_deliveries_per_sender;
+  options.max_windows_per_sender = flags.max_windows_per_sender;
   auto receiver = Receiver::Start(options);
   if (!receiver.ok()) return ReportError(receiver.status());
   std::cout << "writ: listening on " << (*receiver)->listen_address() << " (provider "
             << (*receiver)->provider() << ")" << std::endl;
   std::cerr << "writ: receipts are signed with key " << (*receiver)->key_id() << " ("
             << (*receiver)->public_key_hex() << ")" << std::endl;
+  if (flags.allow.empty()) {
+    std::cerr << "writ: no --allow: any sender is admitted (announces that are signed are still checked)"
+              << std::endl;
+  } else {
+    std::cerr << "writ: admitting only the " << (*receiver)->allowed_senders()
+              << " sender key(s) in " << flags.allow << std::endl;
+  }
   if (flags.data.empty()) {
     std::cerr << "writ: no --data: only volatile retention is offered" << std::endl;
   }
@@ -78,6 +114,26 @@ void RegisterServe(CLI::App& app, CommandContext& ctx) {
   cmd->add_option("--identity", flags->identity,
                   "directory of the key that signs receipts (default DATA/identity, else "
                   "~/.local/state/writ/receiver)");
+  cmd->add_option("--verify-on-start", flags->verify_on_start,
+                  "with --data: which retained payloads recovery re-hashes at start: all, unsynced "
+                  "(process-restart ones, which a power cut may tear) or none (size only)")
+      ->check(CLI::IsMember({"all", "unsynced", "none"}))
+      ->capture_default_str();
+  // Tests only (tests/faults): fail chosen file-system calls of the durable store.
+  cmd->add_option("--test-store-faults", flags->test_store_faults,
+                  "OP@N=ERR,...: see src/store/fault_env.h")
+      ->group("");
+  cmd->add_option("--allow", flags->allow,
+                  "file of allowed senders' public keys (hex, one a line); default: anyone");
+  cmd->add_option("--max-message", flags->max_message, "largest control message (an announce too)")
+      ->capture_default_str();
+  cmd->add_option("--max-delivery", flags->max_delivery, "largest delivery")->capture_default_str();
+  cmd->add_option("--max-deliveries-per-sender", flags->max_deliveries_per_sender,
+                  "deliveries one sender may have in progress")
+      ->capture_default_str();
+  cmd->add_option("--max-windows-per-sender", flags->max_windows_per_sender,
+                  "windows one sender may hold at once")
+      ->capture_default_str();
   cmd->callback([flags, &ctx] { ctx.exit_code = RunServe(*flags); });
 }
 

@@ -1,0 +1,73 @@
+#include "receiver/sender_auth.h"
+
+#include <cstring>
+#include <fstream>
+
+#include "protocol/codec.h"
+#include "protocol/digest.h"
+
+namespace writ::receiver {
+
+Result<SenderAuth> SenderAuth::FromAllowFile(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) return Status::InvalidArgument("--allow: cannot read " + path);
+  SenderAuth auth;
+  auth.allowed_.emplace();
+  std::string line;
+  for (int number = 1; std::getline(in, line); ++number) {
+    const size_t start = line.find_first_not_of(" \t");
+    if (start == std::string::npos || line[start] == '#') continue;
+    const std::string token = line.substr(start, line.find_first_of(" \t", start) - start);
+    auto key = receipt::ParsePublicKeyHex(token);
+    if (!key.ok()) {
+      return Status::InvalidArgument("--allow " + path + ":" + std::to_string(number) + ": " +
+                                     key.status().message());
+    }
+    auth.allowed_->insert(*key);
+  }
+  return auth;
+}
+
+Result<std::string> SenderAuth::Admit(const protocol::Announce& a, const std::string& receiver_id,
+                                      std::chrono::system_clock::time_point now) {
+  if (a.sender_key.empty()) {
+    if (restricted()) {
+      return Status::Refused(
+          "auth: this receiver admits only senders on its allow list; sign the announce "
+          "(writ send --identity DIR)");
+    }
+    return std::string();
+  }
+  receipt::PublicKey key{};
+  std::memcpy(key.data(), a.sender_key.data(), key.size());
+  const std::string key_id = receipt::KeyId(key);
+  if (restricted() && !allowed_->count(key)) {
+    return Status::Refused("auth: sender key " + key_id + " is not on the allow list");
+  }
+  receipt::Signature signature{};
+  std::memcpy(signature.data(), a.signature.data(), signature.size());
+  if (!receipt::VerifySignature(key, protocol::AnnounceSigningBytes(a, receiver_id), signature)) {
+    return Status::Refused("auth: the announce's signature does not verify for key " + key_id);
+  }
+  const int64_t now_ms =
+      std::chrono::duration_cast<std::chrono::milliseconds>(now.time_since_epoch()).count();
+  const int64_t window_ms = std::chrono::duration_cast<std::chrono::milliseconds>(kFreshness).count();
+  const int64_t age_ms = now_ms - static_cast<int64_t>(a.time_ms);
+  if (age_ms > window_ms || age_ms < -window_ms) {
+    return Status::Refused("auth: stale announce: signed " + std::to_string(age_ms / 1000) +
+                           " s from now, outside the " + std::to_string(kFreshness.count()) +
+                           "-minute window");
+  }
+  const std::string nonce_key = key_id + protocol::ToHex(a.nonce);
+  std::lock_guard lock(replay_->mu);
+  // Forget nonces older than the window: their announces would be refused as stale.
+  for (auto it = replay_->seen.begin(); it != replay_->seen.end();) {
+    it = now_ms - it->second > window_ms ? replay_->seen.erase(it) : std::next(it);
+  }
+  if (!replay_->seen.emplace(nonce_key, static_cast<int64_t>(a.time_ms)).second) {
+    return Status::Refused("auth: replayed announce: nonce already used by key " + key_id);
+  }
+  return key_id;
+}
+
+}  // namespace writ::receiver

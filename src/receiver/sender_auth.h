@@ -1,0 +1,46 @@
+// Who may write into this receiver's memory: with an allow list, only senders
+// whose Ed25519 key is listed, whose announce signature verifies, and whose
+// announce is fresh (time within the window, nonce not seen before).
+#pragma once
+
+#include <chrono>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <set>
+#include <string>
+
+#include "protocol/messages.h"
+#include "receipt/identity.h"
+#include "writ/status.h"
+
+namespace writ::receiver {
+
+class SenderAuth {
+ public:
+  // No allow list: anyone is admitted (a signed announce is still checked).
+  SenderAuth() : replay_(std::make_unique<ReplayCache>()) {}
+  // One hex public key per line; blank lines and lines starting with '#' are ignored.
+  static Result<SenderAuth> FromAllowFile(const std::string& path);
+
+  bool restricted() const { return allowed_.has_value(); }
+  size_t allowed_count() const { return allowed_ ? allowed_->size() : 0; }
+
+  // The sender's name for limits and logs: its key id when signed. Refused (kRefused,
+  // message naming the reason) when the announce may not get a window.
+  Result<std::string> Admit(const protocol::Announce& announce, const std::string& receiver_id,
+                            std::chrono::system_clock::time_point now);
+
+  static constexpr std::chrono::minutes kFreshness{5};
+
+ private:
+  struct ReplayCache {
+    std::mutex mu;
+    std::map<std::string, int64_t> seen;  // key id + nonce -> announce time (ms)
+  };
+  std::optional<std::set<receipt::PublicKey>> allowed_;
+  std::unique_ptr<ReplayCache> replay_;
+};
+
+}  // namespace writ::receiver

@@ -1,0 +1,594 @@
+#include "store/durable_store.h"
+
+#include <fcntl.h>
+
+#include <cerrno>
+#include <cinttypes>
+#include <cstdio>
+
+#include "protocol/digest.h"
+#include "protocol/messages.h"
+
+namespace writ::store {
+namespace {
+
+constexpr size_t kBlock = 1 << 20;
+
+std::string Join(const std::vector<std::string>& items, const char* sep) {
+  std::string out;
+  for (size_t i = 0; i < items.size(); ++i) {
+    if (i) out += sep;
+    out += items[i];
+  }
+  return out;
+}
+
+std::string ParentOf(const std::string& path) {
+  const size_t slash = path.find_last_of('/');
+  if (slash == std::string::npos) return ".";
+  if (slash == 0) return "/";
+  return path.substr(0, slash);
+}
+
+// "payloads/p00000000000000ff.dat" -> 255; 0 when the name is not one of ours.
+uint64_t SeqOf(const std::string& name) {
+  const size_t p = name.rfind('p');
+  if (p == std::string::npos || name.size() < p + 17) return 0;
+  uint64_t seq = 0;
+  for (size_t i = p + 1; i < p + 17; ++i) {
+    const char c = name[i];
+    const int v = c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
+    if (v < 0) return 0;
+    seq = seq * 16 + static_cast<uint64_t>(v);
+  }
+  return seq;
+}
+
+bool IsSyncError(const Status& s) { return s.code() == ErrorCode::kIo && s.sys_errno() != ENOSPC && s.sys_errno() != EDQUOT; }
+
+}  // namespace
+
+std::string_view VerifyOnStartName(VerifyOnStart mode) {
+  switch (mode) {
+    case VerifyOnStart::kAll: return "all";
+    case VerifyOnStart::kUnsynced: return "unsynced";
+    case VerifyOnStart::kNone: return "none";
+  }
+  return "unknown";
+}
+
+Result<VerifyOnStart> ParseVerifyOnStart(std::string_view name) {
+  if (name == "all") return VerifyOnStart::kAll;
+  if (name == "unsynced") return VerifyOnStart::kUnsynced;
+  if (name == "none") return VerifyOnStart::kNone;
+  return Status::InvalidArgument("verify-on-start must be all, unsynced or none, not '" +
+                                 std::string(name) + "'");
+}
+
+std::vector<std::string> RecoveryReport::Lines() const {
+  std::vector<std::string> lines;
+  lines.push_back("store recovery: " + std::to_string(retained) + " retained, " +
+                  std::to_string(verified) + " re-hashed, " + std::to_string(corrupt.size()) +
+                  " corrupt dropped, " + std::to_string(orphans_removed) + " orphans removed, " +
+                  std::to_string(unreceipted.size()) + " unreceipted dropped (data " + data_dir +
+                  ", filesystem " + filesystem + ", verify-on-start " +
+                  std::string(VerifyOnStartName(verify)) +
+                  (previous_sync_failure ? ", a sync had failed before: everything re-hashed" : "") + ")");
+  for (const auto& c : corrupt) lines.push_back("store recovery: dropped corrupt delivery " + c);
+  for (const auto& u : unreceipted) {
+    lines.push_back("store recovery: dropped " + u +
+                    ": committed but its retained receipt was never recorded, so never issued");
+  }
+  return lines;
+}
+
+// ---- the writer -----------------------------------------------------------------------------
+
+class DurableWriter : public PayloadWriter {
+ public:
+  DurableWriter(DurableStore& store, DeliveryMeta meta, RetentionClass retention, uint64_t seq, int fd)
+      : store_(store),
+        meta_(std::move(meta)),
+        retention_(retention),
+        tmp_(store.Location(seq, ".tmp")),
+        final_(store.Location(seq, ".dat")),
+        fd_(fd) {}
+
+  ~DurableWriter() override {
+    if (fd_ >= 0) (void)store_.env_->Close(fd_);
+    if (!committed_) {
+      // Uncommitted: its bytes are discarded. (If this fails, recovery removes the orphan.)
+      (void)store_.env_->Remove(store_.PathOf(renamed_ ? final_ : tmp_));
+    }
+    store_.Release(meta_.bytes);
+  }
+
+  Status Write(uint64_t offset, std::span<const uint8_t> bytes) override {
+    if (fd_ < 0) return Status::Internal("write after commit");
+    if (offset > meta_.bytes || bytes.size() > meta_.bytes - offset) {
+      return Status::InvalidArgument("durable store: write past the delivery's end");
+    }
+    Status s = store_.env_->WriteAt(fd_, bytes, offset);
+    if (!s.ok()) {
+      return s.Annotate("durable store: writing " + std::to_string(bytes.size()) + " bytes of " +
+                        meta_.id + " to " + tmp_);
+    }
+    ++writes_;
+    written_ += bytes.size();
+    return Status::Ok();
+  }
+
+  Status Read(uint64_t offset, std::span<uint8_t> out) override {
+    if (fd_ < 0) return store_.Read(meta_.id, offset, out);
+    if (offset > meta_.bytes || out.size() > meta_.bytes - offset) {
+      return Status::InvalidArgument("read past the end of delivery " + meta_.id);
+    }
+    return store_.env_->ReadAt(fd_, out, offset);
+  }
+
+  Result<RetentionEvidence> Commit(const std::vector<std::string>& receipts) override;
+
+ private:
+  DurableStore& store_;
+  DeliveryMeta meta_;
+  RetentionClass retention_;
+  std::string tmp_, final_;
+  int fd_;
+  uint64_t writes_ = 0;
+  uint64_t written_ = 0;
+  bool renamed_ = false;
+  bool committed_ = false;
+};
+
+Result<RetentionEvidence> DurableWriter::Commit(const std::vector<std::string>& receipts) {
+  Env* env = store_.env_;
+  const bool power = retention_ == RetentionClass::kPowerLoss;
+  if (fd_ < 0 || committed_) return Status::Internal("commit of " + meta_.id + " twice");
+  if (written_ < meta_.bytes) {
+    // Chunks may be rewritten (retries), so this is a floor, not an equality.
+    return Status::Internal("commit of " + meta_.id + " with only " + std::to_string(written_) +
+                            " of " + std::to_string(meta_.bytes) + " bytes written");
+  }
+  if (power) {
+    if (auto sticky = store_.sticky_failure()) {
+      return Status::Retention("power-loss retention refused: " + *sticky +
+                               " earlier; restart the receiver so its store is re-checked");
+    }
+  }
+  std::vector<std::string> ev;
+  ev.push_back("payload " + tmp_ + ": " + std::to_string(writes_) + " pwrite call(s), " +
+               std::to_string(written_) + " bytes, each returned success");
+  if (power) {
+    Status synced = env->Fdatasync(fd_);
+    if (!synced.ok()) {
+      store_.MarkSticky("fdatasync(" + tmp_ + ") failed (" + synced.message() + ")");
+      return Status::Retention("power-loss retention of " + meta_.id + " failed: fdatasync(" + tmp_ +
+                               "): " + synced.message());
+    }
+    ev.push_back("fdatasync(" + tmp_ + ") = 0");
+  } else {
+    ev.push_back("no fsync or fdatasync of the payload");
+  }
+  const int fd = fd_;
+  fd_ = -1;
+  Status closed = env->Close(fd);
+  if (!closed.ok()) {
+    // A close error can report a failed writeback (e.g. NFS): the bytes may not be there.
+    if (IsSyncError(closed)) store_.MarkSticky("close(" + tmp_ + ") failed (" + closed.message() + ")");
+    return Status::Retention("retention of " + meta_.id + " failed: close(" + tmp_ + "): " + closed.message());
+  }
+  Status renamed = env->Rename(store_.PathOf(tmp_), store_.PathOf(final_));
+  if (!renamed.ok()) {
+    return Status::Retention("retention of " + meta_.id + " failed: " + renamed.message());
+  }
+  renamed_ = true;
+  ev.push_back("rename(" + tmp_ + ", " + final_ + ") = 0");
+  if (power) {
+    Status dir_synced = env->SyncDir(store_.PathOf(kPayloadDir));
+    if (!dir_synced.ok()) {
+      store_.MarkSticky("fsync of directory " + std::string(kPayloadDir) + "/ failed (" +
+                        dir_synced.message() + ")");
+      return Status::Retention("power-loss retention of " + meta_.id + " failed: " + dir_synced.message());
+    }
+    ev.push_back("fsync(directory " + std::string(kPayloadDir) + "/) = 0");
+  }
+
+  IndexRow row;
+  row.id = meta_.id;
+  row.bytes = meta_.bytes;
+  row.chunk_size = meta_.chunk_size;
+  row.rule = meta_.rule;
+  row.digest = meta_.digest;
+  row.retention = retention_;
+  row.location = final_;
+  row.receipts = receipts;
+  row.state = RowState::kCommitted;
+  row.committed_at = NowRfc3339Utc();
+  IndexCommit commit;
+  std::string replaced;
+  const uint64_t failures_before = store_.index_->sync_failures();
+  if (power && store_.sticky_failure()) {
+    return Status::Retention("power-loss retention refused: " + *store_.sticky_failure());
+  }
+  Status inserted = store_.index_->Insert(row, power ? IndexSync::kFull : IndexSync::kNormal, &commit, &replaced);
+  store_.NoteIndexSyncs(failures_before, "index commit of " + meta_.id);
+  if (!inserted.ok()) {
+    if (inserted.code() == ErrorCode::kRefused) return inserted;  // conflicting id: nothing to undo
+    store_.Undo(meta_.id, final_);
+    committed_ = true;  // Undo removed the payload, or left it for recovery if the row is stuck
+    return Status::Retention("retention of " + meta_.id + " failed: " + inserted.message());
+  }
+  if (!replaced.empty() && replaced != final_) (void)env->Remove(store_.PathOf(replaced));
+  committed_ = true;
+  ev.push_back("index row committed in " + std::string(kIndexFile) + ": " + commit.Describe());
+  ev.push_back(std::string("this receipt is sent only after it is itself added to that row by a ") +
+               (power ? "synchronous=FULL" : "synchronous=NORMAL") + " commit");
+  ev.push_back("filesystem of " + store_.dir_ + ": " + store_.fs_.type +
+               (power ? "; whether the device honors flushes is not known to writ" : ""));
+
+  const std::string digest = protocol::ToHex(meta_.digest);
+  RetentionEvidence out;
+  out.retention = retention_;
+  out.evidence = Join(ev, "; ");
+  const std::string object = meta_.id + " (" + std::to_string(meta_.bytes) + " bytes, " +
+                             std::string(protocol::RuleName(meta_.rule)) + " " + digest + ")";
+  const std::string result =
+      "`writ query " + meta_.id + "` returns " + object + " as retained and `writ store cat " + meta_.id +
+      " --data " + store_.dir_ + "` yields " + std::to_string(meta_.bytes) + " bytes with this digest";
+  if (power) {
+    out.acknowledged_point =
+        "payload fdatasync'd under a temporary name, renamed into place and its directory fsync'd; "
+        "index row committed with SQLite synchronous=FULL (WAL synced); this receipt added to the row "
+        "by another synchronous=FULL commit before it was sent";
+    out.promise_after_failure =
+        "after a power loss of the receiving host (on storage that honors flushes) or a crash of the "
+        "receiver process, and a restart of the receiver on " + store_.dir_ + ": " + result;
+  } else {
+    out.acknowledged_point =
+        "payload written to the OS (page cache; no fsync or fdatasync) under a temporary name and "
+        "renamed into place; index row committed with SQLite synchronous=NORMAL (WAL written to the "
+        "OS, not synced); this receipt added to the row the same way before it was sent";
+    out.promise_after_failure =
+        "after the receiver process crashes or is killed and restarts on " + store_.dir_ +
+        " while the host keeps running: " + result +
+        ". Not promised after a host power loss or kernel crash: then the delivery may be gone, "
+        "and is never reported retained unless its bytes match its digest";
+  }
+  return out;
+}
+
+// ---- the store ------------------------------------------------------------------------------
+
+DurableStore::DurableStore(std::string dir, DurableOptions options)
+    : dir_(std::move(dir)), options_(std::move(options)) {
+  env_ = options_.env ? options_.env.get() : Env::Default();
+}
+
+DurableStore::~DurableStore() = default;
+
+std::string DurableStore::Location(uint64_t seq, const char* suffix) const {
+  char name[64];
+  std::snprintf(name, sizeof name, "%s/p%016" PRIx64 "%s", kPayloadDir, seq, suffix);
+  return name;
+}
+
+Result<std::unique_ptr<DurableStore>> DurableStore::Open(const std::string& dir, DurableOptions options,
+                                                         RecoveryReport* report) {
+  if (dir.empty()) return Status::InvalidArgument("empty data directory");
+  std::string clean = dir;
+  while (clean.size() > 1 && clean.back() == '/') clean.pop_back();
+  auto store = std::unique_ptr<DurableStore>(new DurableStore(clean, std::move(options)));
+  Env* env = store->env_;
+  const bool read_only = store->options_.read_only;
+
+  auto info = env->Stat(clean);
+  if (!info.ok()) {
+    if (info.status().code() != ErrorCode::kNotFound || read_only) {
+      return info.status().Annotate("data directory");
+    }
+    WRIT_RETURN_IF_ERROR(env->CreateDir(clean).Annotate("data directory"));
+    WRIT_RETURN_IF_ERROR(env->SyncDir(ParentOf(clean)).Annotate("data directory"));
+  } else if (!info->is_dir) {
+    return Status::InvalidArgument("data directory " + clean + " is not a directory");
+  }
+  const std::string payloads = clean + "/" + kPayloadDir;
+  auto pinfo = env->Stat(payloads);
+  if (!pinfo.ok()) {
+    if (pinfo.status().code() != ErrorCode::kNotFound) return pinfo.status();
+    if (read_only) return Status::NotFound(clean + " is not a writ data directory (no " + kPayloadDir + "/)");
+    WRIT_RETURN_IF_ERROR(env->CreateDir(payloads));
+    WRIT_RETURN_IF_ERROR(env->SyncDir(clean));
+  }
+  auto fs = env->StatFs(clean);
+  store->fs_ = fs.ok() ? *fs : FsInfo{"unknown (" + fs.status().message() + ")", 0, 0};
+
+  bool created = false;
+  WRIT_ASSIGN_OR_RETURN(store->index_,
+                        Index::Open(clean + "/" + kIndexFile, env, read_only, &created));
+  if (created) WRIT_RETURN_IF_ERROR(env->SyncDir(clean).Annotate("after creating the index"));
+  if (read_only) return store;
+
+  RecoveryReport local;
+  WRIT_RETURN_IF_ERROR(store->Recover(report ? report : &local));
+  return store;
+}
+
+Status DurableStore::CheckPayload(const IndexRow& row, bool rehash) {
+  const std::string path = PathOf(row.location);
+  auto info = env_->Stat(path);
+  if (!info.ok()) {
+    if (info.status().code() == ErrorCode::kNotFound) {
+      return Status::Validation("its payload " + row.location + " is missing");
+    }
+    return info.status();
+  }
+  if (info->size != row.bytes) {
+    return Status::Validation("its payload " + row.location + " has " + std::to_string(info->size) +
+                              " bytes, not " + std::to_string(row.bytes));
+  }
+  if (!rehash) return Status::Ok();
+  return Stream(row, [](std::span<const uint8_t>) { return Status::Ok(); });
+}
+
+Status DurableStore::Stream(const IndexRow& row,
+                            const std::function<Status(std::span<const uint8_t>)>& sink) {
+  const std::string path = PathOf(row.location);
+  auto fd = env_->Open(path, O_RDONLY, 0);
+  if (!fd.ok()) {
+    if (fd.status().sys_errno() == ENOENT) {
+      return Status::Validation(row.id + ": its payload " + row.location + " is missing");
+    }
+    return fd.status();
+  }
+  WRIT_ASSIGN_OR_RETURN(auto digester, protocol::Digester::Create(row.rule));
+  std::vector<uint8_t> block(static_cast<size_t>(std::min<uint64_t>(kBlock, std::max<uint64_t>(row.bytes, 1))));
+  Status s;
+  uint64_t done = 0;
+  while (s.ok() && done < row.bytes) {
+    const size_t n = static_cast<size_t>(std::min<uint64_t>(block.size(), row.bytes - done));
+    s = env_->ReadAt(*fd, std::span<uint8_t>(block.data(), n), done);
+    if (!s.ok()) {
+      if (s.sys_errno() == 0) {  // the file ended early
+        s = Status::Validation(row.id + ": its payload " + row.location + " ends before " +
+                               std::to_string(row.bytes) + " bytes");
+      }
+      break;
+    }
+    digester->Update(std::span<const uint8_t>(block.data(), n));
+    s = sink(std::span<const uint8_t>(block.data(), n));
+    done += n;
+  }
+  if (s.ok()) {
+    // Bytes beyond the recorded length are a mismatch too.
+    uint8_t extra = 0;
+    Status more = env_->ReadAt(*fd, std::span<uint8_t>(&extra, 1), row.bytes);
+    if (more.ok()) s = Status::Validation(row.id + ": its payload " + row.location + " is longer than " + std::to_string(row.bytes) + " bytes");
+  }
+  (void)env_->Close(*fd);
+  if (!s.ok()) return s;
+  const std::vector<uint8_t> got = digester->Finish();
+  if (got != row.digest) {
+    return Status::Validation(row.id + ": its bytes have " + std::string(protocol::RuleName(row.rule)) +
+                              " " + protocol::ToHex(got) + ", not the recorded " +
+                              protocol::ToHex(row.digest));
+  }
+  return Status::Ok();
+}
+
+Status DurableStore::Verify(const IndexRow& row) { return CheckPayload(row, true); }
+
+Status DurableStore::Recover(RecoveryReport* report) {
+  report->data_dir = dir_;
+  report->filesystem = fs_.type;
+  report->verify = options_.verify;
+  auto marker = env_->Stat(dir_ + "/" + kSyncFailedMarker);
+  report->previous_sync_failure = marker.ok();
+
+  WRIT_ASSIGN_OR_RETURN(std::vector<IndexRow> rows, index_->All());
+  std::vector<std::string> drop;
+  std::set<std::string> kept_locations, all_locations;
+  uint64_t max_seq = 0;
+  for (const IndexRow& row : rows) {
+    all_locations.insert(row.location);
+    max_seq = std::max(max_seq, SeqOf(row.location));
+    if (row.state != RowState::kReceipted) {
+      report->unreceipted.push_back(row.id);
+      drop.push_back(row.id);
+      continue;
+    }
+    const bool rehash = options_.verify == VerifyOnStart::kAll || report->previous_sync_failure ||
+                        (options_.verify == VerifyOnStart::kUnsynced &&
+                         row.retention != RetentionClass::kPowerLoss);
+    Status s = CheckPayload(row, rehash);
+    if (s.code() == ErrorCode::kValidation) {
+      std::string why = s.message();
+      if (why.rfind(row.id + ": ", 0) == 0) why = why.substr(row.id.size() + 2);
+      report->corrupt.push_back(row.id + " (" + std::string(protocol::RetentionName(row.retention)) +
+                                "): " + why);
+      drop.push_back(row.id);
+      continue;
+    }
+    if (!s.ok()) {
+      // Not a verdict about the bytes (e.g. EIO): refuse to start rather than drop or trust.
+      return s.Annotate("recovery cannot check delivery " + row.id);
+    }
+    if (rehash) ++report->verified;
+    ++report->retained;
+    kept_locations.insert(row.location);
+  }
+  // Rows first, durably; only then their files (a crash in between leaves orphans, not rows
+  // naming missing payloads).
+  WRIT_RETURN_IF_ERROR(index_->Delete(drop, IndexSync::kFull, nullptr).Annotate("recovery"));
+
+  WRIT_ASSIGN_OR_RETURN(std::vector<std::string> names, env_->ListDir(PathOf(kPayloadDir)));
+  bool removed = false;
+  for (const std::string& name : names) {
+    const std::string location = std::string(kPayloadDir) + "/" + name;
+    max_seq = std::max(max_seq, SeqOf(name));
+    if (kept_locations.contains(location)) continue;
+    WRIT_RETURN_IF_ERROR(env_->Remove(PathOf(location)).Annotate("recovery"));
+    removed = true;
+    if (!all_locations.contains(location)) ++report->orphans_removed;
+  }
+  if (removed) WRIT_RETURN_IF_ERROR(env_->SyncDir(PathOf(kPayloadDir)).Annotate("recovery"));
+  if (report->previous_sync_failure) {
+    WRIT_RETURN_IF_ERROR(env_->Remove(dir_ + "/" + kSyncFailedMarker).Annotate("recovery"));
+    WRIT_RETURN_IF_ERROR(env_->SyncDir(dir_).Annotate("recovery"));
+  }
+  next_seq_.store(max_seq + 1);
+  return Status::Ok();
+}
+
+std::optional<std::string> DurableStore::sticky_failure() const {
+  std::lock_guard lock(mu_);
+  return sticky_;
+}
+
+void DurableStore::MarkSticky(const std::string& what) {
+  {
+    std::lock_guard lock(mu_);
+    if (sticky_) return;
+    sticky_ = what;
+  }
+  if (options_.log) {
+    options_.log("store: " + what +
+                 "; power-loss retention is refused from now on, until the receiver is restarted and "
+                 "its store re-checked");
+  }
+  // Best effort: tells the next start to re-hash everything. Not synced -- a sync just failed.
+  auto fd = env_->Open(dir_ + "/" + kSyncFailedMarker, O_CREAT | O_WRONLY | O_TRUNC, 0644);
+  if (fd.ok()) {
+    const std::string text = what + "\n";
+    (void)env_->WriteAt(*fd, std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(text.data()), text.size()), 0);
+    (void)env_->Close(*fd);
+  }
+}
+
+void DurableStore::NoteIndexSyncs(uint64_t failures_before, const std::string& what) {
+  if (index_->sync_failures() > failures_before) MarkSticky("a sync of the index failed during the " + what);
+}
+
+void DurableStore::Undo(const std::string& id, const std::string& location) {
+  const uint64_t before = index_->sync_failures();
+  Status deleted = index_->Delete({id}, IndexSync::kNormal, nullptr);
+  NoteIndexSyncs(before, "undo of " + id);
+  // Without the row gone, keep the payload: the row may still name it (recovery sorts it out).
+  if (deleted.ok()) (void)env_->Remove(PathOf(location));
+}
+
+void DurableStore::Release(uint64_t bytes) {
+  std::lock_guard lock(mu_);
+  in_flight_bytes_ -= std::min(in_flight_bytes_, bytes);
+}
+
+Result<std::optional<RetainedDelivery>> DurableStore::Lookup(const std::string& id) {
+  WRIT_ASSIGN_OR_RETURN(auto row, Find(id));
+  if (!row) return std::optional<RetainedDelivery>();
+  RetainedDelivery d;
+  d.meta = DeliveryMeta{row->id, row->bytes, row->chunk_size, row->rule, row->digest};
+  d.retention = row->retention;
+  d.receipts = row->receipts;
+  return std::optional<RetainedDelivery>(std::move(d));
+}
+
+Result<std::optional<IndexRow>> DurableStore::Find(const std::string& id) {
+  WRIT_ASSIGN_OR_RETURN(auto row, index_->Get(id));
+  if (!row || row->state != RowState::kReceipted) return std::optional<IndexRow>();
+  return row;
+}
+
+Result<std::vector<IndexRow>> DurableStore::List() {
+  WRIT_ASSIGN_OR_RETURN(auto rows, index_->All());
+  std::vector<IndexRow> out;
+  for (auto& row : rows) {
+    if (row.state == RowState::kReceipted) out.push_back(std::move(row));
+  }
+  return out;
+}
+
+Result<std::vector<std::string>> DurableStore::UnreferencedFiles() {
+  WRIT_ASSIGN_OR_RETURN(auto rows, List());
+  std::set<std::string> named;
+  for (const auto& row : rows) named.insert(row.location);
+  WRIT_ASSIGN_OR_RETURN(std::vector<std::string> names, env_->ListDir(PathOf(kPayloadDir)));
+  std::vector<std::string> out;
+  for (const auto& name : names) {
+    const std::string location = std::string(kPayloadDir) + "/" + name;
+    if (!named.contains(location)) out.push_back(location);
+  }
+  return out;
+}
+
+Result<std::unique_ptr<PayloadWriter>> DurableStore::Begin(const DeliveryMeta& meta,
+                                                           RetentionClass retention) {
+  if (!Offers(retention)) {
+    return Status::Retention("the durable store does not hold " +
+                             std::string(protocol::RetentionName(retention)) + " deliveries");
+  }
+  if (options_.read_only) return Status::Unsupported("the store is open read-only");
+  if (retention == RetentionClass::kPowerLoss) {
+    if (auto sticky = sticky_failure()) {
+      return Status::Retention("power-loss retention refused: " + *sticky +
+                               " earlier; restart the receiver so its store is re-checked");
+    }
+  }
+  auto fs = env_->StatFs(dir_);
+  {
+    std::lock_guard lock(mu_);
+    if (fs.ok()) {
+      const uint64_t need = meta.bytes + options_.reserve_bytes + in_flight_bytes_;
+      if (need > fs->free_bytes || need < meta.bytes) {
+        return Status::Retention("disk full: delivery " + meta.id + " needs " + std::to_string(meta.bytes) +
+                                 " bytes (plus " + std::to_string(options_.reserve_bytes) +
+                                 " kept for the index) but " + dir_ + " has " +
+                                 std::to_string(fs->free_bytes) + " bytes free, " +
+                                 std::to_string(in_flight_bytes_) + " of them promised to deliveries in progress");
+      }
+    }
+    in_flight_bytes_ += meta.bytes;
+  }
+  const uint64_t seq = next_seq_.fetch_add(1);
+  const std::string tmp = Location(seq, ".tmp");
+  auto fd = env_->Open(PathOf(tmp), O_CREAT | O_EXCL | O_RDWR, 0644);
+  if (!fd.ok()) {
+    Release(meta.bytes);
+    return Status::Retention("cannot create the payload file for " + meta.id + ": " + fd.status().message());
+  }
+  return std::unique_ptr<PayloadWriter>(new DurableWriter(*this, meta, retention, seq, *fd));
+}
+
+Status DurableStore::AppendReceipt(const std::string& id, const std::string& receipt_json) {
+  if (options_.read_only) return Status::Unsupported("the store is open read-only");
+  WRIT_ASSIGN_OR_RETURN(auto row, index_->Get(id));
+  if (!row) return Status::NotFound("no delivery " + id + " in the durable store");
+  const bool first = row->state == RowState::kCommitted;
+  const bool power = row->retention == RetentionClass::kPowerLoss;
+  if (power && first) {
+    if (auto sticky = sticky_failure()) {
+      Undo(id, row->location);
+      return Status::Retention("power-loss retention of " + id + " refused: " + *sticky);
+    }
+  }
+  const uint64_t before = index_->sync_failures();
+  Status s = index_->AppendReceipt(id, receipt_json, power ? IndexSync::kFull : IndexSync::kNormal, nullptr);
+  NoteIndexSyncs(before, "commit of the retained receipt of " + id);
+  if (!s.ok()) {
+    if (first) Undo(id, row->location);
+    return Status::Retention("recording the receipt of " + id + " failed: " + s.message());
+  }
+  return Status::Ok();
+}
+
+Status DurableStore::Read(const std::string& id, uint64_t offset, std::span<uint8_t> out) {
+  WRIT_ASSIGN_OR_RETURN(auto row, Find(id));
+  if (!row) return Status::NotFound("no retained delivery " + id);
+  if (offset > row->bytes || out.size() > row->bytes - offset) {
+    return Status::InvalidArgument("read past the end of delivery " + id);
+  }
+  WRIT_ASSIGN_OR_RETURN(int fd, env_->Open(PathOf(row->location), O_RDONLY, 0));
+  Status s = env_->ReadAt(fd, out, offset);
+  (void)env_->Close(fd);
+  return s;
+}
+
+}  // namespace writ::store

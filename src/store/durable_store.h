@@ -1,0 +1,123 @@
+// The durable store behind `writ serve --data DIR`: payloads in files under
+// DIR/payloads, an index in SQLite (DIR/index.db, WAL). It offers the
+// `process-restart` and `power-loss` classes; docs/retention.md has the exact
+// sync sequence of each, recovery and the sticky sync failure.
+//
+// Every file-system call goes through an Env (env.h); the index's own I/O goes
+// through SQLite, watched by a VFS shim (index.h).
+#pragma once
+
+#include <atomic>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "store/env.h"
+#include "store/index.h"
+#include "store/store.h"
+
+namespace writ::store {
+
+// Which payloads recovery re-hashes against their digest at start.
+enum class VerifyOnStart {
+  kAll,       // every retained delivery
+  kUnsynced,  // process-restart deliveries (never synced; a power cut may have torn them), and
+              // everything after a sync failure; power-loss payloads get a size check
+  kNone,      // presence and size only
+};
+std::string_view VerifyOnStartName(VerifyOnStart mode);
+Result<VerifyOnStart> ParseVerifyOnStart(std::string_view name);
+
+struct DurableOptions {
+  std::shared_ptr<Env> env;  // nullptr: Env::Default()
+  VerifyOnStart verify = VerifyOnStart::kUnsynced;
+  // Offline access (`writ store ls|cat|check`): no recovery, nothing written, Begin refused.
+  bool read_only = false;
+  // Told about events a log should show: sync failures (the store turning sticky).
+  std::function<void(const std::string&)> log;
+  // Free space kept beyond a delivery's bytes (index growth) when admitting it.
+  uint64_t reserve_bytes = 1 << 20;
+};
+
+// What recovery found and did at start.
+struct RecoveryReport {
+  std::string data_dir;
+  std::string filesystem;
+  VerifyOnStart verify = VerifyOnStart::kUnsynced;
+  bool previous_sync_failure = false;  // the SYNC-FAILED marker was found: everything re-hashed
+  uint64_t retained = 0;               // deliveries reported retained from now on
+  uint64_t verified = 0;               // of those, re-hashed against their digest
+  uint64_t orphans_removed = 0;        // payload files no index row names (e.g. half-written)
+  std::vector<std::string> corrupt;      // "ID: why", dropped: never reported retained
+  std::vector<std::string> unreceipted;  // IDs committed without a retained receipt, dropped
+  // One summary line, then one line per dropped delivery.
+  std::vector<std::string> Lines() const;
+};
+
+class DurableStore : public Store {
+ public:
+  static Result<std::unique_ptr<DurableStore>> Open(const std::string& dir, DurableOptions options,
+                                                    RecoveryReport* report = nullptr);
+  ~DurableStore() override;
+
+  bool Offers(RetentionClass retention) const override {
+    return retention == RetentionClass::kProcessRestart || retention == RetentionClass::kPowerLoss;
+  }
+  Result<std::optional<RetainedDelivery>> Lookup(const std::string& id) override;
+  Result<std::unique_ptr<PayloadWriter>> Begin(const DeliveryMeta& meta,
+                                               RetentionClass retention) override;
+  Status AppendReceipt(const std::string& id, const std::string& receipt_json) override;
+  Status Read(const std::string& id, uint64_t offset, std::span<uint8_t> out) override;
+
+  // Retained (receipted) deliveries, oldest first.
+  Result<std::vector<IndexRow>> List();
+  // A retained delivery, or nullopt.
+  Result<std::optional<IndexRow>> Find(const std::string& id);
+  // Passes the delivery's bytes to `sink` in order while hashing them; Validation when the
+  // bytes are missing, short, long or do not have the row's digest (after the sink saw them).
+  Status Stream(const IndexRow& row, const std::function<Status(std::span<const uint8_t>)>& sink);
+  // Re-hashes one delivery: Ok, or Validation naming the mismatch (Io for other failures).
+  Status Verify(const IndexRow& row);
+  // Payload files no retained delivery names (e.g. left by a crash while receiving).
+  Result<std::vector<std::string>> UnreferencedFiles();
+
+  // Set once a sync failed: power-loss retention is refused until restart.
+  std::optional<std::string> sticky_failure() const;
+  const std::string& dir() const { return dir_; }
+  const FsInfo& filesystem() const { return fs_; }
+
+ private:
+  friend class DurableWriter;
+  DurableStore(std::string dir, DurableOptions options);
+  Status Recover(RecoveryReport* report);
+  // Checks a payload without trusting it: NotFound/Validation are "corrupt", Io is not.
+  Status CheckPayload(const IndexRow& row, bool rehash);
+  void MarkSticky(const std::string& what);
+  void NoteIndexSyncs(uint64_t failures_before, const std::string& what);
+  // Removes the row and (if that worked) its payload, after a failed commit or receipt.
+  void Undo(const std::string& id, const std::string& location);
+  std::string PathOf(const std::string& location) const { return dir_ + "/" + location; }
+  std::string Location(uint64_t seq, const char* suffix) const;
+  void Release(uint64_t bytes);
+
+  std::string dir_;
+  DurableOptions options_;
+  Env* env_;
+  FsInfo fs_;
+  std::unique_ptr<Index> index_;
+  std::atomic<uint64_t> next_seq_{1};
+  mutable std::mutex mu_;
+  std::optional<std::string> sticky_;
+  uint64_t in_flight_bytes_ = 0;
+};
+
+inline constexpr const char* kPayloadDir = "payloads";
+inline constexpr const char* kIndexFile = "index.db";
+inline constexpr const char* kSyncFailedMarker = "SYNC-FAILED";
+
+}  // namespace writ::store

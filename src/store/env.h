@@ -1,0 +1,112 @@
+// The one seam every file-system call of the durable store goes through
+// (LevelDB's / RocksDB's Env idea). Production uses Env::Default(), which makes
+// the POSIX calls; tests derive from EnvWrapper and override only the calls
+// they want to fail. Store code never calls open/pwrite/fsync/rename/... itself.
+//
+// SQLite does its own I/O through its unix VFS. The index installs a thin VFS
+// shim that reports each write and sync of the index files to BeforeIndexIo()
+// before SQLite performs it, so tests can fail those too, and so the store can
+// record the index's sync calls as evidence (see index.h).
+#pragma once
+
+#include <sys/types.h>
+
+#include <cstdint>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "writ/status.h"
+
+namespace writ::store {
+
+struct FileInfo {
+  bool is_dir = false;
+  uint64_t size = 0;
+};
+
+// What statfs/statvfs know about the file system holding a path.
+struct FsInfo {
+  std::string type;         // "ext4", "xfs", "tmpfs", "fuse", ... or "unknown (0x...)"
+  uint64_t type_magic = 0;  // statfs f_type
+  uint64_t free_bytes = 0;  // available to unprivileged users (f_bavail * f_frsize)
+};
+
+// The index I/O a VFS shim reports (index.h).
+enum class IndexIo { kWrite, kTruncate, kSync };
+
+class Env {
+ public:
+  virtual ~Env() = default;
+  // The POSIX implementation; lives for the whole process.
+  static Env* Default();
+
+  // open(2). Returns the descriptor.
+  virtual Result<int> Open(const std::string& path, int flags, mode_t mode) = 0;
+  virtual Status Close(int fd) = 0;
+  // Writes all of `bytes` at `offset` (pwrite, retried on short writes and EINTR).
+  virtual Status WriteAt(int fd, std::span<const uint8_t> bytes, uint64_t offset) = 0;
+  // Reads exactly out.size() bytes at `offset`; a short file is an error.
+  virtual Status ReadAt(int fd, std::span<uint8_t> out, uint64_t offset) = 0;
+  virtual Status Fdatasync(int fd) = 0;
+  virtual Status Fsync(int fd) = 0;
+  virtual Status Rename(const std::string& from, const std::string& to) = 0;
+  virtual Status Remove(const std::string& path) = 0;
+  // mkdir(2); an existing directory is not an error.
+  virtual Status CreateDir(const std::string& path) = 0;
+  // Opens the directory and fsyncs it, so entries created, renamed or removed in it are durable.
+  virtual Status SyncDir(const std::string& path) = 0;
+  // Names in a directory, without "." and "..".
+  virtual Result<std::vector<std::string>> ListDir(const std::string& path) = 0;
+  // NotFound when the path does not exist.
+  virtual Result<FileInfo> Stat(const std::string& path) = 0;
+  virtual Result<FsInfo> StatFs(const std::string& path) = 0;
+
+  // Called by the index's VFS shim before SQLite writes, truncates or syncs one of the
+  // index files (`path` is the file). An error is returned to SQLite instead of doing it.
+  virtual Status BeforeIndexIo(IndexIo op, const std::string& path);
+};
+
+// Forwards every call to `target`; derive and override what you want to change.
+class EnvWrapper : public Env {
+ public:
+  explicit EnvWrapper(Env* target) : target_(target) {}
+  Env* target() const { return target_; }
+
+  Result<int> Open(const std::string& path, int flags, mode_t mode) override {
+    return target_->Open(path, flags, mode);
+  }
+  Status Close(int fd) override { return target_->Close(fd); }
+  Status WriteAt(int fd, std::span<const uint8_t> bytes, uint64_t offset) override {
+    return target_->WriteAt(fd, bytes, offset);
+  }
+  Status ReadAt(int fd, std::span<uint8_t> out, uint64_t offset) override {
+    return target_->ReadAt(fd, out, offset);
+  }
+  Status Fdatasync(int fd) override { return target_->Fdatasync(fd); }
+  Status Fsync(int fd) override { return target_->Fsync(fd); }
+  Status Rename(const std::string& from, const std::string& to) override {
+    return target_->Rename(from, to);
+  }
+  Status Remove(const std::string& path) override { return target_->Remove(path); }
+  Status CreateDir(const std::string& path) override { return target_->CreateDir(path); }
+  Status SyncDir(const std::string& path) override { return target_->SyncDir(path); }
+  Result<std::vector<std::string>> ListDir(const std::string& path) override {
+    return target_->ListDir(path);
+  }
+  Result<FileInfo> Stat(const std::string& path) override { return target_->Stat(path); }
+  Result<FsInfo> StatFs(const std::string& path) override { return target_->StatFs(path); }
+  Status BeforeIndexIo(IndexIo op, const std::string& path) override {
+    return target_->BeforeIndexIo(op, path);
+  }
+
+ private:
+  Env* target_;
+};
+
+// "EIO", "ENOSPC", ... for messages and evidence; "errno N" for others.
+std::string ErrnoName(int err);
+// A failed call as a Status::Io carrying its errno: "fdatasync(p/1.tmp): EIO (Input/output error)".
+Status SysError(const std::string& call, int err);
+
+}  // namespace writ::store

@@ -1,0 +1,522 @@
+#include "store/index.h"
+
+#include <sqlite3.h>
+
+#include <cerrno>
+#include <chrono>
+#include <cstring>
+#include <ctime>
+#include <new>
+#include <nlohmann/json.hpp>
+
+#include "protocol/digest.h"
+#include "protocol/messages.h"
+
+namespace writ::store {
+namespace {
+
+std::string Basename(const char* path) {
+  if (path == nullptr) return "(temporary)";
+  const char* slash = std::strrchr(path, '/');
+  return slash ? slash + 1 : path;
+}
+
+// SQLite's result for an Env error: a full disk stays SQLITE_FULL so the caller can name it.
+int SqliteCodeFor(const Status& status, int io_error) {
+  return status.sys_errno() == ENOSPC || status.sys_errno() == EDQUOT ? SQLITE_FULL : io_error;
+}
+
+// ---- the VFS shim ---------------------------------------------------------------------------
+
+struct ShimFile {
+  sqlite3_file base;
+  Index* owner;
+  char name[128];  // basename, for messages and evidence
+  sqlite3_file* real;
+};
+
+constexpr int kShimHeader = (sizeof(ShimFile) + 15) & ~15;
+
+ShimFile* Shim(sqlite3_file* f) { return reinterpret_cast<ShimFile*>(f); }
+sqlite3_file* Real(sqlite3_file* f) { return Shim(f)->real; }
+
+int ShimClose(sqlite3_file* f) {
+  sqlite3_file* real = Real(f);
+  return real->pMethods ? real->pMethods->xClose(real) : SQLITE_OK;
+}
+int ShimRead(sqlite3_file* f, void* buf, int amt, sqlite3_int64 off) {
+  return Real(f)->pMethods->xRead(Real(f), buf, amt, off);
+}
+int ShimWrite(sqlite3_file* f, const void* buf, int amt, sqlite3_int64 off) {
+  ShimFile* s = Shim(f);
+  Status allowed = s->owner->env()->BeforeIndexIo(IndexIo::kWrite, s->name);
+  if (!allowed.ok()) return SqliteCodeFor(allowed, SQLITE_IOERR_WRITE);
+  return s->real->pMethods->xWrite(s->real, buf, amt, off);
+}
+int ShimTruncate(sqlite3_file* f, sqlite3_int64 size) {
+  ShimFile* s = Shim(f);
+  Status allowed = s->owner->env()->BeforeIndexIo(IndexIo::kTruncate, s->name);
+  if (!allowed.ok()) return SqliteCodeFor(allowed, SQLITE_IOERR_TRUNCATE);
+  return s->real->pMethods->xTruncate(s->real, size);
+}
+int ShimSync(sqlite3_file* f, int flags) {
+  ShimFile* s = Shim(f);
+  Status allowed = s->owner->env()->BeforeIndexIo(IndexIo::kSync, s->name);
+  int rc = allowed.ok() ? s->real->pMethods->xSync(s->real, flags) : SQLITE_IOERR_FSYNC;
+  s->owner->OnSync(s->name, rc);
+  return rc;
+}
+int ShimFileSize(sqlite3_file* f, sqlite3_int64* size) {
+  return Real(f)->pMethods->xFileSize(Real(f), size);
+}
+int ShimLock(sqlite3_file* f, int lock) { return Real(f)->pMethods->xLock(Real(f), lock); }
+int ShimUnlock(sqlite3_file* f, int lock) { return Real(f)->pMethods->xUnlock(Real(f), lock); }
+int ShimCheckReservedLock(sqlite3_file* f, int* out) {
+  return Real(f)->pMethods->xCheckReservedLock(Real(f), out);
+}
+int ShimFileControl(sqlite3_file* f, int op, void* arg) {
+  return Real(f)->pMethods->xFileControl(Real(f), op, arg);
+}
+int ShimSectorSize(sqlite3_file* f) { return Real(f)->pMethods->xSectorSize(Real(f)); }
+int ShimDeviceCharacteristics(sqlite3_file* f) {
+  return Real(f)->pMethods->xDeviceCharacteristics(Real(f));
+}
+int ShimShmMap(sqlite3_file* f, int region, int size, int extend, void volatile** out) {
+  const sqlite3_io_methods* m = Real(f)->pMethods;
+  return m->iVersion >= 2 && m->xShmMap ? m->xShmMap(Real(f), region, size, extend, out) : SQLITE_IOERR;
+}
+int ShimShmLock(sqlite3_file* f, int offset, int n, int flags) {
+  const sqlite3_io_methods* m = Real(f)->pMethods;
+  return m->iVersion >= 2 && m->xShmLock ? m->xShmLock(Real(f), offset, n, flags) : SQLITE_IOERR;
+}
+void ShimShmBarrier(sqlite3_file* f) {
+  const sqlite3_io_methods* m = Real(f)->pMethods;
+  if (m->iVersion >= 2 && m->xShmBarrier) m->xShmBarrier(Real(f));
+}
+int ShimShmUnmap(sqlite3_file* f, int del) {
+  const sqlite3_io_methods* m = Real(f)->pMethods;
+  return m->iVersion >= 2 && m->xShmUnmap ? m->xShmUnmap(Real(f), del) : SQLITE_OK;
+}
+int ShimFetch(sqlite3_file* f, sqlite3_int64 off, int amt, void** pp) {
+  const sqlite3_io_methods* m = Real(f)->pMethods;
+  if (m->iVersion >= 3 && m->xFetch) return m->xFetch(Real(f), off, amt, pp);
+  *pp = nullptr;
+  return SQLITE_OK;
+}
+int ShimUnfetch(sqlite3_file* f, sqlite3_int64 off, void* p) {
+  const sqlite3_io_methods* m = Real(f)->pMethods;
+  return m->iVersion >= 3 && m->xUnfetch ? m->xUnfetch(Real(f), off, p) : SQLITE_OK;
+}
+
+const sqlite3_io_methods kShimMethods = {
+    3,           ShimClose,          ShimRead,         ShimWrite,       ShimTruncate,
+    ShimSync,    ShimFileSize,       ShimLock,         ShimUnlock,      ShimCheckReservedLock,
+    ShimFileControl, ShimSectorSize, ShimDeviceCharacteristics, ShimShmMap, ShimShmLock,
+    ShimShmBarrier,  ShimShmUnmap,   ShimFetch,        ShimUnfetch,
+};
+
+}  // namespace
+
+struct Index::Shim {
+  sqlite3_vfs vfs{};
+  sqlite3_vfs* real = nullptr;
+  Index* owner = nullptr;
+  std::string name;
+
+  static Shim* Of(sqlite3_vfs* v) { return static_cast<Shim*>(v->pAppData); }
+
+  static int Open(sqlite3_vfs* v, sqlite3_filename name, sqlite3_file* f, int flags, int* out_flags) {
+    Shim* shim = Of(v);
+    ShimFile* s = reinterpret_cast<ShimFile*>(f);
+    s->base.pMethods = nullptr;
+    s->owner = shim->owner;
+    const std::string base = Basename(name);
+    std::snprintf(s->name, sizeof s->name, "%s", base.c_str());
+    s->real = reinterpret_cast<sqlite3_file*>(reinterpret_cast<char*>(f) + kShimHeader);
+    s->real->pMethods = nullptr;
+    const int rc = shim->real->xOpen(shim->real, name, s->real, flags, out_flags);
+    if (s->real->pMethods != nullptr) s->base.pMethods = &kShimMethods;
+    return rc;
+  }
+  static int Delete(sqlite3_vfs* v, const char* name, int sync_dir) {
+    return Of(v)->real->xDelete(Of(v)->real, name, sync_dir);
+  }
+  static int Access(sqlite3_vfs* v, const char* name, int flags, int* out) {
+    return Of(v)->real->xAccess(Of(v)->real, name, flags, out);
+  }
+  static int FullPathname(sqlite3_vfs* v, const char* name, int n, char* out) {
+    return Of(v)->real->xFullPathname(Of(v)->real, name, n, out);
+  }
+  static void* DlOpen(sqlite3_vfs* v, const char* name) { return Of(v)->real->xDlOpen(Of(v)->real, name); }
+  static void DlError(sqlite3_vfs* v, int n, char* out) { Of(v)->real->xDlError(Of(v)->real, n, out); }
+  static void (*DlSym(sqlite3_vfs* v, void* h, const char* sym))(void) {
+    return Of(v)->real->xDlSym(Of(v)->real, h, sym);
+  }
+  static void DlClose(sqlite3_vfs* v, void* h) { Of(v)->real->xDlClose(Of(v)->real, h); }
+  static int Randomness(sqlite3_vfs* v, int n, char* out) {
+    return Of(v)->real->xRandomness(Of(v)->real, n, out);
+  }
+  static int Sleep(sqlite3_vfs* v, int us) { return Of(v)->real->xSleep(Of(v)->real, us); }
+  static int CurrentTime(sqlite3_vfs* v, double* out) { return Of(v)->real->xCurrentTime(Of(v)->real, out); }
+  static int GetLastError(sqlite3_vfs* v, int n, char* out) {
+    return Of(v)->real->xGetLastError(Of(v)->real, n, out);
+  }
+  static int CurrentTimeInt64(sqlite3_vfs* v, sqlite3_int64* out) {
+    sqlite3_vfs* r = Of(v)->real;
+    if (r->iVersion >= 2 && r->xCurrentTimeInt64) return r->xCurrentTimeInt64(r, out);
+    double now = 0;
+    const int rc = r->xCurrentTime(r, &now);
+    *out = static_cast<sqlite3_int64>(now * 86400000.0);
+    return rc;
+  }
+};
+
+std::string RowStateName(RowState state) {
+  return state == RowState::kReceipted ? "receipted" : "committed";
+}
+
+std::string NowRfc3339Utc() {
+  const auto now = std::chrono::system_clock::now();
+  const std::time_t t = std::chrono::system_clock::to_time_t(now);
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return buf;
+}
+
+std::string IndexCommit::Describe() const {
+  std::string out = std::string("one SQLite transaction in WAL mode with synchronous=") +
+                    (mode == IndexSync::kFull ? "FULL" : "NORMAL");
+  if (syncs.empty()) {
+    out += ", no sync of the index files";
+    out += mode == IndexSync::kFull ? "" : " (written to the OS only)";
+    return out;
+  }
+  out += ", SQLite's sync calls: ";
+  for (size_t i = 0; i < syncs.size(); ++i) {
+    if (i) out += ", ";
+    out += "xSync(" + syncs[i].file + ") = " + syncs[i].result;
+  }
+  return out;
+}
+
+Result<std::unique_ptr<Index>> Index::Open(const std::string& path, Env* env, bool read_only,
+                                           bool* created) {
+  auto index = std::unique_ptr<Index>(new Index(path, env));
+  auto existing = env->Stat(path);
+  if (!existing.ok() && existing.status().code() != ErrorCode::kNotFound) return existing.status();
+  if (created) *created = !existing.ok();
+  if (read_only && !existing.ok()) {
+    return Status::NotFound(path + " does not exist: not a writ data directory");
+  }
+
+  static std::atomic<uint64_t> next_vfs{0};
+  auto shim = std::make_unique<Shim>();
+  shim->real = sqlite3_vfs_find(nullptr);
+  if (shim->real == nullptr) return Status::Internal("SQLite has no default VFS");
+  shim->owner = index.get();
+  shim->name = "writ-index-" + std::to_string(next_vfs.fetch_add(1));
+  sqlite3_vfs& v = shim->vfs;
+  v.iVersion = 2;
+  v.szOsFile = kShimHeader + shim->real->szOsFile;
+  v.mxPathname = shim->real->mxPathname;
+  v.zName = shim->name.c_str();
+  v.pAppData = shim.get();
+  v.xOpen = &Shim::Open;
+  v.xDelete = &Shim::Delete;
+  v.xAccess = &Shim::Access;
+  v.xFullPathname = &Shim::FullPathname;
+  v.xDlOpen = &Shim::DlOpen;
+  v.xDlError = &Shim::DlError;
+  v.xDlSym = &Shim::DlSym;
+  v.xDlClose = &Shim::DlClose;
+  v.xRandomness = &Shim::Randomness;
+  v.xSleep = &Shim::Sleep;
+  v.xCurrentTime = &Shim::CurrentTime;
+  v.xGetLastError = &Shim::GetLastError;
+  v.xCurrentTimeInt64 = &Shim::CurrentTimeInt64;
+  if (int rc = sqlite3_vfs_register(&v, 0); rc != SQLITE_OK) {
+    return Status::Internal(std::string("sqlite3_vfs_register: ") + sqlite3_errstr(rc));
+  }
+  index->shim_ = std::move(shim);
+
+  const int flags = (read_only ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE) |
+                    SQLITE_OPEN_NOMUTEX;
+  const int rc = sqlite3_open_v2(path.c_str(), &index->db_, flags, index->shim_->name.c_str());
+  if (rc != SQLITE_OK) {
+    Status s = Status::Io("cannot open the index " + path + ": " +
+                          (index->db_ ? sqlite3_errmsg(index->db_) : sqlite3_errstr(rc)));
+    return s;
+  }
+  sqlite3_extended_result_codes(index->db_, 1);
+  sqlite3_busy_timeout(index->db_, 10000);
+  if (read_only) {
+    // Fail now, naming the problem, if this is not a writ index.
+    sqlite3_stmt* st = nullptr;
+    const int prc = sqlite3_prepare_v2(index->db_, "SELECT count(*) FROM deliveries", -1, &st, nullptr);
+    int src = prc == SQLITE_OK ? sqlite3_step(st) : prc;
+    sqlite3_finalize(st);
+    if (src != SQLITE_ROW) {
+      return Status::Io("cannot read the index " + path + ": " + sqlite3_errmsg(index->db_));
+    }
+    return index;
+  }
+  std::lock_guard lock(index->mu_);
+  WRIT_RETURN_IF_ERROR(index->Exec("PRAGMA journal_mode=WAL"));
+  WRIT_RETURN_IF_ERROR(index->Exec("PRAGMA synchronous=FULL"));
+  WRIT_RETURN_IF_ERROR(index->Exec(
+      "CREATE TABLE IF NOT EXISTS deliveries ("
+      " id TEXT PRIMARY KEY NOT NULL,"
+      " bytes INTEGER NOT NULL,"
+      " chunk_size INTEGER NOT NULL,"
+      " rule TEXT NOT NULL,"
+      " digest TEXT NOT NULL,"
+      " retention TEXT NOT NULL,"
+      " location TEXT NOT NULL,"
+      " receipts TEXT NOT NULL,"
+      " state TEXT NOT NULL,"
+      " committed_at TEXT NOT NULL)"));
+  WRIT_RETURN_IF_ERROR(index->Exec(
+      "CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY NOT NULL, value TEXT NOT NULL)"));
+  WRIT_RETURN_IF_ERROR(
+      index->Exec("INSERT OR IGNORE INTO meta(key, value) VALUES ('schema', 'writ.store/1')"));
+  return index;
+}
+
+Index::Index(std::string path, Env* env) : path_(std::move(path)), env_(env) {}
+
+Index::~Index() {
+  if (db_ != nullptr) {
+    std::lock_guard lock(mu_);
+    sqlite3_close_v2(db_);
+    db_ = nullptr;
+  }
+  if (shim_) sqlite3_vfs_unregister(&shim_->vfs);
+}
+
+void Index::OnSync(const std::string& file, int rc) {
+  if (rc != SQLITE_OK) sync_failures_.fetch_add(1);
+  if (recording_ != nullptr) {
+    IndexSyncCall call;
+    call.file = file;
+    call.ok = rc == SQLITE_OK;
+    call.result = rc == SQLITE_OK ? "ok" : std::string("failed (") + sqlite3_errstr(rc) + ")";
+    recording_->syncs.push_back(std::move(call));
+  }
+}
+
+uint64_t Index::sync_failures() const { return sync_failures_.load(); }
+
+Status Index::Fail(const char* what, int rc) {
+  const std::string msg = std::string("index ") + path_ + ": " + what + ": " + sqlite3_errmsg(db_);
+  const int primary = rc & 0xFF;
+  if (primary == SQLITE_FULL) return Status::Io(msg + " (disk full)", ENOSPC);
+  if (primary == SQLITE_CONSTRAINT) return Status::Refused(msg);
+  if (primary == SQLITE_IOERR) return Status::Io(msg, EIO);
+  return Status::Io(msg);
+}
+
+Status Index::Exec(const char* sql) {
+  char* err = nullptr;
+  const int rc = sqlite3_exec(db_, sql, nullptr, nullptr, &err);
+  if (err) sqlite3_free(err);
+  if (rc != SQLITE_OK) return Fail(sql, rc);
+  return Status::Ok();
+}
+
+namespace {
+
+// A prepared statement, finalized on scope exit.
+class Stmt {
+ public:
+  Stmt(sqlite3* db, const char* sql) { rc_ = sqlite3_prepare_v2(db, sql, -1, &st_, nullptr); }
+  ~Stmt() { sqlite3_finalize(st_); }
+  int prepared() const { return rc_; }
+  sqlite3_stmt* get() { return st_; }
+  void Text(int i, const std::string& s) { sqlite3_bind_text(st_, i, s.data(), static_cast<int>(s.size()), SQLITE_TRANSIENT); }
+  void Int(int i, uint64_t v) { sqlite3_bind_int64(st_, i, static_cast<sqlite3_int64>(v)); }
+  std::string Col(int i) {
+    const unsigned char* t = sqlite3_column_text(st_, i);
+    return t ? std::string(reinterpret_cast<const char*>(t), static_cast<size_t>(sqlite3_column_bytes(st_, i)))
+             : std::string();
+  }
+  uint64_t ColInt(int i) { return static_cast<uint64_t>(sqlite3_column_int64(st_, i)); }
+
+ private:
+  sqlite3_stmt* st_ = nullptr;
+  int rc_ = SQLITE_OK;
+};
+
+constexpr const char* kSelect =
+    "SELECT id, bytes, chunk_size, rule, digest, retention, location, receipts, state, committed_at "
+    "FROM deliveries";
+
+Result<IndexRow> RowFrom(Stmt& st) {
+  IndexRow row;
+  row.id = st.Col(0);
+  row.bytes = st.ColInt(1);
+  row.chunk_size = st.ColInt(2);
+  WRIT_ASSIGN_OR_RETURN(row.rule, protocol::ParseRule(st.Col(3)));
+  WRIT_ASSIGN_OR_RETURN(row.digest, protocol::FromHex(st.Col(4)));
+  WRIT_ASSIGN_OR_RETURN(row.retention, protocol::ParseRetention(st.Col(5)));
+  row.location = st.Col(6);
+  auto receipts = nlohmann::json::parse(st.Col(7), nullptr, false);
+  if (!receipts.is_array()) return Status::Malformed("receipts of " + row.id + " are not a JSON array");
+  for (const auto& r : receipts) {
+    if (!r.is_string()) return Status::Malformed("a receipt of " + row.id + " is not a string");
+    row.receipts.push_back(r.get<std::string>());
+  }
+  const std::string state = st.Col(8);
+  if (state == "receipted") row.state = RowState::kReceipted;
+  else if (state == "committed") row.state = RowState::kCommitted;
+  else return Status::Malformed("row " + row.id + " has unknown state '" + state + "'");
+  row.committed_at = st.Col(9);
+  return row;
+}
+
+std::string ReceiptsJson(const std::vector<std::string>& receipts) {
+  nlohmann::json arr = nlohmann::json::array();
+  for (const auto& r : receipts) arr.push_back(r);
+  return arr.dump();
+}
+
+}  // namespace
+
+Result<std::optional<IndexRow>> Index::Get(const std::string& id) {
+  std::lock_guard lock(mu_);
+  Stmt st(db_, (std::string(kSelect) + " WHERE id = ?1").c_str());
+  if (st.prepared() != SQLITE_OK) return Fail("select", st.prepared());
+  st.Text(1, id);
+  const int rc = sqlite3_step(st.get());
+  if (rc == SQLITE_DONE) return std::optional<IndexRow>();
+  if (rc != SQLITE_ROW) return Fail("select", rc);
+  auto row = RowFrom(st);
+  if (!row.ok()) return row.status().Annotate("index " + path_);
+  return std::optional<IndexRow>(std::move(row).value());
+}
+
+Result<std::vector<IndexRow>> Index::All() {
+  std::lock_guard lock(mu_);
+  Stmt st(db_, (std::string(kSelect) + " ORDER BY committed_at, id").c_str());
+  if (st.prepared() != SQLITE_OK) return Fail("select", st.prepared());
+  std::vector<IndexRow> rows;
+  for (;;) {
+    const int rc = sqlite3_step(st.get());
+    if (rc == SQLITE_DONE) break;
+    if (rc != SQLITE_ROW) return Fail("select", rc);
+    auto row = RowFrom(st);
+    if (!row.ok()) return row.status().Annotate("index " + path_);
+    rows.push_back(std::move(row).value());
+  }
+  return rows;
+}
+
+Status Index::Transaction(IndexSync mode, IndexCommit* commit, const std::function<Status()>& body) {
+  // Caller holds mu_.
+  IndexCommit local;
+  IndexCommit* rec = commit ? commit : &local;
+  rec->mode = mode;
+  rec->syncs.clear();
+  WRIT_RETURN_IF_ERROR(Exec(mode == IndexSync::kFull ? "PRAGMA synchronous=FULL" : "PRAGMA synchronous=NORMAL"));
+  recording_ = rec;
+  Status s = Exec("BEGIN IMMEDIATE");
+  if (s.ok()) {
+    s = body();
+    if (s.ok()) {
+      s = Exec("COMMIT");
+    }
+    if (!s.ok() && !sqlite3_get_autocommit(db_)) {
+      (void)Exec("ROLLBACK");
+    }
+  }
+  recording_ = nullptr;
+  if (s.ok()) {
+    for (const auto& call : rec->syncs) {
+      if (!call.ok) return Status::Io("index " + path_ + ": xSync(" + call.file + ") " + call.result, EIO);
+    }
+  }
+  return s;
+}
+
+Status Index::Insert(const IndexRow& row, IndexSync mode, IndexCommit* commit,
+                     std::string* replaced_location) {
+  std::lock_guard lock(mu_);
+  return Transaction(mode, commit, [&]() -> Status {
+    {
+      Stmt st(db_, "SELECT state, location FROM deliveries WHERE id = ?1");
+      if (st.prepared() != SQLITE_OK) return Fail("select", st.prepared());
+      st.Text(1, row.id);
+      const int rc = sqlite3_step(st.get());
+      if (rc == SQLITE_ROW) {
+        if (st.Col(0) == "receipted") {
+          return Status::Refused("conflicting id: " + row.id + " is already retained");
+        }
+        if (replaced_location) *replaced_location = st.Col(1);
+      } else if (rc != SQLITE_DONE) {
+        return Fail("select", rc);
+      }
+    }
+    Stmt st(db_,
+            "INSERT OR REPLACE INTO deliveries (id, bytes, chunk_size, rule, digest, retention, location,"
+            " receipts, state, committed_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)");
+    if (st.prepared() != SQLITE_OK) return Fail("insert", st.prepared());
+    st.Text(1, row.id);
+    st.Int(2, row.bytes);
+    st.Int(3, row.chunk_size);
+    st.Text(4, std::string(protocol::RuleName(row.rule)));
+    st.Text(5, protocol::ToHex(row.digest));
+    st.Text(6, std::string(protocol::RetentionName(row.retention)));
+    st.Text(7, row.location);
+    st.Text(8, ReceiptsJson(row.receipts));
+    st.Text(9, RowStateName(row.state));
+    st.Text(10, row.committed_at);
+    const int rc = sqlite3_step(st.get());
+    if (rc != SQLITE_DONE) return Fail("insert", rc);
+    return Status::Ok();
+  });
+}
+
+Status Index::AppendReceipt(const std::string& id, const std::string& receipt_json, IndexSync mode,
+                            IndexCommit* commit) {
+  std::lock_guard lock(mu_);
+  return Transaction(mode, commit, [&]() -> Status {
+    std::vector<std::string> receipts;
+    {
+      Stmt st(db_, "SELECT receipts FROM deliveries WHERE id = ?1");
+      if (st.prepared() != SQLITE_OK) return Fail("select", st.prepared());
+      st.Text(1, id);
+      const int rc = sqlite3_step(st.get());
+      if (rc == SQLITE_DONE) return Status::NotFound("no delivery " + id + " in the index");
+      if (rc != SQLITE_ROW) return Fail("select", rc);
+      auto arr = nlohmann::json::parse(st.Col(0), nullptr, false);
+      if (!arr.is_array()) return Status::Malformed("receipts of " + id + " are not a JSON array");
+      for (const auto& r : arr) receipts.push_back(r.is_string() ? r.get<std::string>() : r.dump());
+    }
+    receipts.push_back(receipt_json);
+    Stmt st(db_, "UPDATE deliveries SET receipts = ?2, state = 'receipted' WHERE id = ?1");
+    if (st.prepared() != SQLITE_OK) return Fail("update", st.prepared());
+    st.Text(1, id);
+    st.Text(2, ReceiptsJson(receipts));
+    const int rc = sqlite3_step(st.get());
+    if (rc != SQLITE_DONE) return Fail("update", rc);
+    return Status::Ok();
+  });
+}
+
+Status Index::Delete(const std::vector<std::string>& ids, IndexSync mode, IndexCommit* commit) {
+  if (ids.empty()) return Status::Ok();
+  std::lock_guard lock(mu_);
+  return Transaction(mode, commit, [&]() -> Status {
+    for (const auto& id : ids) {
+      Stmt st(db_, "DELETE FROM deliveries WHERE id = ?1");
+      if (st.prepared() != SQLITE_OK) return Fail("delete", st.prepared());
+      st.Text(1, id);
+      const int rc = sqlite3_step(st.get());
+      if (rc != SQLITE_DONE) return Fail("delete", rc);
+    }
+    return Status::Ok();
+  });
+}
+
+}  // namespace writ::store

@@ -1,0 +1,24 @@
+#include "store/routing_store.h"
+
+namespace writ::store {
+
+Result<std::optional<RetainedDelivery>> RoutingStore::Lookup(const std::string& id) {
+  WRIT_ASSIGN_OR_RETURN(auto durable, durable_->Lookup(id));
+  if (durable) return durable;
+  return volatile_->Lookup(id);
+}
+
+Status RoutingStore::AppendReceipt(const std::string& id, const std::string& receipt_json) {
+  // The durable store knows committed deliveries that Lookup does not show yet.
+  Status s = durable_->AppendReceipt(id, receipt_json);
+  if (s.code() != ErrorCode::kNotFound) return s;
+  return volatile_->AppendReceipt(id, receipt_json);
+}
+
+Status RoutingStore::Read(const std::string& id, uint64_t offset, std::span<uint8_t> out) {
+  Status s = durable_->Read(id, offset, out);
+  if (s.code() != ErrorCode::kNotFound) return s;
+  return volatile_->Read(id, offset, out);
+}
+
+}  // namespace writ::store

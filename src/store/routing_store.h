@@ -1,0 +1,38 @@
+// The store of a receiver started with --data: volatile deliveries stay in the
+// scratch-directory VolatileStore, process-restart and power-loss ones go to
+// the DurableStore. Lookups ask the durable store first.
+#pragma once
+
+#include <memory>
+
+#include "store/durable_store.h"
+#include "store/volatile_store.h"
+
+namespace writ::store {
+
+class RoutingStore : public Store {
+ public:
+  RoutingStore(std::unique_ptr<Store> volatile_store, std::unique_ptr<Store> durable_store)
+      : volatile_(std::move(volatile_store)), durable_(std::move(durable_store)) {}
+
+  bool Offers(RetentionClass retention) const override {
+    return For(retention).Offers(retention);
+  }
+  Result<std::optional<RetainedDelivery>> Lookup(const std::string& id) override;
+  Result<std::unique_ptr<PayloadWriter>> Begin(const DeliveryMeta& meta,
+                                               RetentionClass retention) override {
+    return For(retention).Begin(meta, retention);
+  }
+  Status AppendReceipt(const std::string& id, const std::string& receipt_json) override;
+  Status Read(const std::string& id, uint64_t offset, std::span<uint8_t> out) override;
+
+ private:
+  Store& For(RetentionClass retention) const {
+    return retention == RetentionClass::kVolatile ? *volatile_ : *durable_;
+  }
+
+  std::unique_ptr<Store> volatile_;
+  std::unique_ptr<Store> durable_;
+};
+
+}  // namespace writ::store
