@@ -4,7 +4,10 @@
 
 #include <nlohmann/json.hpp>
 
+#include <unistd.h>
+
 #include "receipt/signing.h"
+#include "receiver/peer_uid.h"
 #include "receiver/receiver_receipts.h"
 
 namespace writ::receiver {
@@ -132,6 +135,19 @@ Status Connection::OnAnnounce(const protocol::Announce& a) {
     return Refuse(a.delivery_id, RefuseReason::kAuth, admitted.status().message());
   }
   if (!admitted->empty()) sender_ = *admitted;  // limits count per key
+  if (!core_.node->provider().checks_remote_keys()) {
+    // shm never checks memory keys: any writer could scribble anywhere in this process.
+    // The kernel already limits cross-process writes to the same user; writ offers shm
+    // only to senders running as the receiver's own user, and says so.
+    auto uid = LoopbackPeerUid(channel_.fd());
+    if (!uid.ok() || *uid != getuid()) {
+      return Refuse(a.delivery_id, RefuseReason::kAuth,
+                    "provider " + core_.node->provider().name() +
+                        " does not check memory keys, so this receiver admits only its own user "
+                        "(uid " + std::to_string(getuid()) + ") over it; the sender is " +
+                        (uid.ok() ? "uid " + std::to_string(*uid) : uid.status().message()));
+    }
+  }
   if (a.bytes > opt.max_delivery_bytes) {
     return Refuse(a.delivery_id, RefuseReason::kOversize,
                   "delivery of " + std::to_string(a.bytes) + " bytes exceeds this receiver's limit of " +

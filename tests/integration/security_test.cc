@@ -1,6 +1,9 @@
 // Receipts anyone can verify, senders the receiver knows: against the real binaries.
 #include <gtest/gtest.h>
 
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <fstream>
 
 #include "protocol/codec.h"
@@ -233,6 +236,29 @@ TEST(Limits, ConcurrentDeliveriesPerSenderAreCapped) {
     later = again ? again->AnswerTo(announce("three-" + std::to_string(i))) : "no connection";
   }
   EXPECT_EQ(later, "grant");
+}
+
+}  // namespace
+}  // namespace writ::testing
+
+namespace writ::testing {
+namespace {
+
+// shm checks no memory keys, so a receiver on shm admits only its own user. Run the
+// receiver as `nobody` and send as root: refused by name (root could write anyway).
+TEST(ShmPolicy, ASenderOfAnotherUserIsRefused) {
+  if (getuid() != 0) GTEST_SKIP() << "needs root to run the receiver as another user (setpriv)";
+  if (!ProviderAvailable("shm")) GTEST_SKIP() << "shm cannot serve on this machine";
+  TempDir dir;
+  ASSERT_EQ(chmod(dir.path().c_str(), 0777), 0);
+  WritePatternFile(dir.File("data"), 6, 1 << 20);
+  auto serve = Serve::StartAs({"setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"}, "shm",
+                              {"--identity", dir.File("id"), "--scratch", dir.path()});
+  ASSERT_TRUE(serve);
+  CommandRun run = RunWrit({"send", dir.File("data"), "--to", serve->address()});
+  EXPECT_EQ(run.exit_code, 3) << run.err;
+  EXPECT_NE(run.err.find("does not check memory keys"), std::string::npos) << run.err;
+  EXPECT_NE(run.err.find("uid 65534"), std::string::npos) << run.err;
 }
 
 }  // namespace

@@ -49,7 +49,14 @@ void WriteSparseFile(const std::string& path, uint64_t bytes) {
 }
 
 std::unique_ptr<Serve> Serve::Start(const std::string& provider, std::vector<std::string> extra) {
-  std::vector<std::string> argv = {WritBinary(), "serve", "--listen", "127.0.0.1:0"};
+  return StartAs({}, provider, std::move(extra));
+}
+
+std::unique_ptr<Serve> Serve::StartAs(std::vector<std::string> wrapper, const std::string& provider,
+                                      std::vector<std::string> extra) {
+  std::vector<std::string> argv = std::move(wrapper);
+  if (!argv.empty() && argv[0].find('/') == std::string::npos) argv[0] = "/usr/bin/" + argv[0];
+  argv.insert(argv.end(), {WritBinary(), "serve", "--listen", "127.0.0.1:0"});
   if (!provider.empty()) {
     argv.push_back("--provider");
     argv.push_back(provider);

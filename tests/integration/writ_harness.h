@@ -36,6 +36,9 @@ class Serve {
   // "writ: listening on ..." line.
   static std::unique_ptr<Serve> Start(const std::string& provider,
                                       std::vector<std::string> extra = {});
+  // The same, with `wrapper` (e.g. setpriv ...) in front of the writ binary.
+  static std::unique_ptr<Serve> StartAs(std::vector<std::string> wrapper, const std::string& provider,
+                                        std::vector<std::string> extra = {});
   ~Serve();
   const std::string& address() const { return address_; }
   const std::string& provider() const { return provider_; }
