@@ -6,6 +6,7 @@
 //
 //   raw_write_bench [--providers tcp,tcp;ofi_rxm,shm] [--levels default,delivery]
 //                   [--bytes 1GiB] [--size 8MiB] [--depth 4] [--json]
+#include <algorithm>
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
@@ -62,8 +63,28 @@ double MemcpyGBps(size_t size, uint64_t total) {
   return static_cast<double>(total) / secs / 1e9;
 }
 
-Result<double> RawWriteGBps(const std::string& provider, CompletionLevel level, size_t size,
-                            uint64_t total, size_t depth) {
+// A target node with its progress loop and a connected initiator, in one process.
+struct Link {
+  std::unique_ptr<FabricNode> target;
+  std::unique_ptr<Buffer> window;
+  MemoryRegion region;
+  std::unique_ptr<ProgressLoop> loop;
+  std::unique_ptr<FabricNode> init;
+  std::unique_ptr<Buffer> source;
+  MemoryRegion local;
+  Peer peer;
+
+  Status Close() {
+    loop->Stop();
+    WRIT_RETURN_IF_ERROR(local.Close());
+    WRIT_RETURN_IF_ERROR(init->Close());
+    WRIT_RETURN_IF_ERROR(region.Close());
+    return target->Close();
+  }
+};
+
+Result<std::unique_ptr<Link>> OpenLink(const std::string& provider, size_t window_len, size_t depth) {
+  auto link = std::make_unique<Link>();
   NodeOptions target_options;
   target_options.provider.provider = provider;
   target_options.provider.role = Role::kTarget;
@@ -71,67 +92,94 @@ Result<double> RawWriteGBps(const std::string& provider, CompletionLevel level, 
     target_options.provider.node = "127.0.0.1";
     target_options.provider.service = "0";
   }
-  WRIT_ASSIGN_OR_RETURN(auto target, FabricNode::Open(target_options));
-  const size_t window_len = size * depth;
-  Buffer window(window_len);
-  WRIT_ASSIGN_OR_RETURN(auto region, target->Register(window.data, window_len, Access::kRemoteWrite));
-  ProgressLoop loop(*target, [](const WorkCompletion&) {});
+  WRIT_ASSIGN_OR_RETURN(link->target, FabricNode::Open(target_options));
+  link->window = std::make_unique<Buffer>(window_len);
+  WRIT_ASSIGN_OR_RETURN(link->region,
+                        link->target->Register(link->window->data, window_len, Access::kRemoteWrite));
+  link->loop = std::make_unique<ProgressLoop>(*link->target, [](const WorkCompletion&) {});
 
   NodeOptions init_options;
   init_options.provider.provider = provider;
   init_options.provider.role = Role::kInitiator;
   init_options.max_outstanding = depth;
-  WRIT_ASSIGN_OR_RETURN(std::vector<uint8_t> address, target->LocalAddress());
-  Peer peer;
-  std::unique_ptr<FabricNode> init;
-  if (target->kind() == EndpointKind::kMsg) {
-    WRIT_ASSIGN_OR_RETURN(std::string text, target->LocalAddressText());
+  WRIT_ASSIGN_OR_RETURN(std::vector<uint8_t> address, link->target->LocalAddress());
+  if (link->target->kind() == EndpointKind::kMsg) {
+    WRIT_ASSIGN_OR_RETURN(std::string text, link->target->LocalAddressText());
     init_options.provider.node = text.substr(0, text.rfind(':'));
     init_options.provider.service = text.substr(text.rfind(':') + 1);
-    WRIT_ASSIGN_OR_RETURN(init, FabricNode::Open(init_options));
-    WRIT_ASSIGN_OR_RETURN(peer, init->Connect(std::chrono::seconds(10)));
+    WRIT_ASSIGN_OR_RETURN(link->init, FabricNode::Open(init_options));
+    WRIT_ASSIGN_OR_RETURN(link->peer, link->init->Connect(std::chrono::seconds(10)));
   } else {
     if (provider != "shm") init_options.provider.node = "127.0.0.1";
-    WRIT_ASSIGN_OR_RETURN(init, FabricNode::Open(init_options));
-    WRIT_ASSIGN_OR_RETURN(peer, init->AddPeer(address));
+    WRIT_ASSIGN_OR_RETURN(link->init, FabricNode::Open(init_options));
+    WRIT_ASSIGN_OR_RETURN(link->peer, link->init->AddPeer(address));
   }
-  Buffer source(window_len);
-  WRIT_ASSIGN_OR_RETURN(auto local, init->Register(source.data, window_len, Access::kLocalSource));
+  link->source = std::make_unique<Buffer>(window_len);
+  WRIT_ASSIGN_OR_RETURN(link->local,
+                        link->init->Register(link->source->data, window_len, Access::kLocalSource));
+  return link;
+}
 
+WriteRequest MakeWrite(Link& link, uint64_t id, uint64_t slot, size_t size, CompletionLevel level) {
+  WriteRequest req;
+  req.request_id = id;
+  req.peer = link.peer;
+  req.local = &link.local;
+  req.local_offset = slot * size;
+  req.length = size;
+  req.remote = link.region.descriptor();
+  req.remote_offset = slot * size;
+  req.level = level;
+  return req;
+}
+
+Result<double> RawWriteGBps(const std::string& provider, CompletionLevel level, size_t size,
+                            uint64_t total, size_t depth) {
+  WRIT_ASSIGN_OR_RETURN(auto link, OpenLink(provider, size * depth, depth));
   std::vector<WorkCompletion> records;
   records.reserve(64);
-  uint64_t posted = 0, completed = 0, next_id = 1;
+  uint64_t posted = 0, completed = 0;
   const uint64_t writes = (total + size - 1) / size;
   const auto start = Clock::now();
   while (completed < writes) {
     while (posted < writes && posted - completed < depth) {
-      WriteRequest req;
-      req.request_id = next_id++;
-      req.peer = peer;
-      req.local = &local;
-      req.local_offset = (posted % depth) * size;
-      req.length = size;
-      req.remote = region.descriptor();
-      req.remote_offset = (posted % depth) * size;
-      req.level = level;
-      WRIT_ASSIGN_OR_RETURN(PostedWrite p, init->PostWrite(req));
+      WRIT_ASSIGN_OR_RETURN(PostedWrite p,
+                            link->init->PostWrite(MakeWrite(*link, posted + 1, posted % depth, size, level)));
       (void)p;
       ++posted;
     }
     records.clear();
-    WRIT_ASSIGN_OR_RETURN(size_t n, init->Poll(records, 64));
+    WRIT_ASSIGN_OR_RETURN(size_t n, link->init->Poll(records, 64));
     for (size_t i = 0; i < n; ++i) {
       if (!records[i].ok()) return Status::Transport("write failed: " + records[i].Describe());
       ++completed;
     }
   }
   const double secs = std::chrono::duration<double>(Clock::now() - start).count();
-  loop.Stop();
-  WRIT_RETURN_IF_ERROR(local.Close());
-  WRIT_RETURN_IF_ERROR(init->Close());
-  WRIT_RETURN_IF_ERROR(region.Close());
-  WRIT_RETURN_IF_ERROR(target->Close());
+  WRIT_RETURN_IF_ERROR(link->Close());
   return static_cast<double>(writes * size) / secs / 1e9;
+}
+
+// Median time from posting one write-with-data (delivery-complete, depth 1) to its
+// completion record: the raw round trip a small delivery cannot beat.
+Result<double> RawRoundTripMicros(const std::string& provider, size_t size, int count) {
+  WRIT_ASSIGN_OR_RETURN(auto link, OpenLink(provider, size, 1));
+  std::vector<double> micros;
+  std::vector<WorkCompletion> records;
+  for (int i = 0; i < count; ++i) {
+    WriteRequest req = MakeWrite(*link, static_cast<uint64_t>(i) + 1, 0, size, CompletionLevel::kDelivery);
+    req.remote_data = static_cast<uint32_t>(i);
+    const auto start = Clock::now();
+    WRIT_ASSIGN_OR_RETURN(PostedWrite p, link->init->PostWrite(req));
+    (void)p;
+    records.clear();
+    while (records.empty()) WRIT_RETURN_IF_ERROR(link->init->Poll(records, 1).status());
+    if (!records[0].ok()) return Status::Transport("write failed: " + records[0].Describe());
+    micros.push_back(std::chrono::duration<double, std::micro>(Clock::now() - start).count());
+  }
+  WRIT_RETURN_IF_ERROR(link->Close());
+  std::sort(micros.begin(), micros.end());
+  return micros[micros.size() / 2];
 }
 
 }  // namespace
@@ -147,6 +195,23 @@ int main(int argc, char** argv) {
     std::string a = argv[i];
     if (a == "--json") as_json = true;
     else if (i + 1 < argc) flags[a] = argv[++i];
+  }
+  if (flags.count("--round-trips")) {
+    // raw_write_bench --round-trips N [--size 4KiB] [--providers ...]
+    const int count = std::stoi(flags["--round-trips"]);
+    const size_t size = flags.count("--size") && flags["--size"] != "8MiB" ? ParseSize(flags["--size"]) : 4096;
+    nlohmann::json out = nlohmann::json::array();
+    for (const auto& provider : Split(flags["--providers"])) {
+      auto micros = RawRoundTripMicros(provider, size, count);
+      if (!micros.ok()) {
+        std::cerr << provider << ": " << micros.status().ToString() << "\n";
+        return 1;
+      }
+      out.push_back({{"path", provider}, {"size", size}, {"median_us", *micros}});
+      if (!as_json) std::printf("%-14s %zu-byte write-with-data round trip, median %.1f us\n", provider.c_str(), size, *micros);
+    }
+    if (as_json) std::cout << out.dump(2) << std::endl;
+    return 0;
   }
   const uint64_t total = ParseSize(flags["--bytes"]);
   const size_t size = ParseSize(flags["--size"]);

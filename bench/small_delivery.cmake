@@ -1,0 +1,2 @@
+add_executable(small_delivery_bench ${CMAKE_CURRENT_SOURCE_DIR}/small_delivery_bench.cc)
+target_link_libraries(small_delivery_bench PRIVATE writ_sender nlohmann_json::nlohmann_json)
