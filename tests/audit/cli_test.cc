@@ -10,20 +10,20 @@
 namespace writ::audit::testing {
 namespace {
 
-struct Run {
+struct CliRun {
   int exit_code = -1;
   std::string out;
   std::string err;
 };
 
 // Runs `writ <args>` through the shell (args are quoted by the caller).
-Run Writ(const std::string& args, const std::string& stdin_path = "/dev/null") {
+CliRun Writ(const std::string& args, const std::string& stdin_path = "/dev/null") {
   const std::string dir = ::testing::TempDir();
   const std::string out = dir + "/writ-audit-cli.out", err = dir + "/writ-audit-cli.err";
   const std::string command = "'" + std::string(WRIT_BINARY) + "' " + args + " <'" + stdin_path +
                               "' >'" + out + "' 2>'" + err + "'";
   const int status = std::system(command.c_str());
-  Run run;
+  CliRun run;
   run.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
   run.out = ReadText(out);
   run.err = ReadText(err);
@@ -35,34 +35,34 @@ std::string Example(const std::string& name) {
 }
 
 TEST(AuditCli, JsonReportOfTheExampleIsTheExpectedOne) {
-  const Run run = Writ("audit '" + Example("rc-233.evidence.json") + "' --json");
+  const CliRun run = Writ("audit '" + Example("rc-233.evidence.json") + "' --json");
   EXPECT_EQ(run.exit_code, 0) << run.err;
   EXPECT_EQ(run.err, "");
   EXPECT_EQ(run.out, ReadText(Example("rc-233.audit.json")));
-  EXPECT_NO_THROW((void)nlohmann::json::parse(run.out));  // one document, nothing else
+  EXPECT_TRUE(nlohmann::json::accept(run.out));  // one document, nothing else
 }
 
 TEST(AuditCli, ReadsTheBundleFromStdin) {
-  const Run run = Writ("audit - --json", Example("rc-233.evidence.json"));
+  const CliRun run = Writ("audit - --json", Example("rc-233.evidence.json"));
   EXPECT_EQ(run.exit_code, 0) << run.err;
   EXPECT_EQ(run.out, ReadText(Example("rc-233.audit.json")));
 }
 
 TEST(AuditCli, HumanOutputExplainsAndAsks) {
-  const Run run = Writ("audit '" + Example("rc-233.evidence.json") + "'");
+  const CliRun run = Writ("audit '" + Example("rc-233.evidence.json") + "'");
   EXPECT_EQ(run.exit_code, 0) << run.err;
   EXPECT_NE(run.out.find("Delivery \"RC-233\": 25,165,824 bytes in 3 portions"), std::string::npos);
   EXPECT_NE(run.out.find("Which completion level does this success record guarantee?"),
             std::string::npos);
-  EXPECT_NE(
-      run.out.find("Which failure does this acknowledgement survive, and what do you promise "
-                   "afterwards?"),
-      std::string::npos);
+  EXPECT_NE(run.out.find("Which failure does this acknowledgement survive, and what do you promise "
+                         "afterwards?"),
+            std::string::npos);
   EXPECT_NE(run.out.find("c2 \"three AI jobs completed\": NOT SUPPORTED"), std::string::npos);
 }
 
 TEST(AuditCli, AnAuditThatFindsFailuresStillExitsZero) {
-  const Run run = Writ("audit '" + BundlePath("rule2/error-plausible-byte-len.json") + "' --json");
+  const CliRun run =
+      Writ("audit '" + BundlePath("rule2/error-plausible-byte-len.json") + "' --json");
   EXPECT_EQ(run.exit_code, 0) << run.err;
   const auto doc = nlohmann::json::parse(run.out);
   EXPECT_EQ(doc["failed"], 1);
@@ -70,7 +70,7 @@ TEST(AuditCli, AnAuditThatFindsFailuresStillExitsZero) {
 }
 
 TEST(AuditCli, AMalformedBundleExitsTwoNamingThePath) {
-  const Run run =
+  const CliRun run =
       Writ("audit '" + BundlePath("malformed/portion-bytes-string.json") + "' --json");
   EXPECT_EQ(run.exit_code, 2);
   EXPECT_EQ(run.out, "");
@@ -78,7 +78,7 @@ TEST(AuditCli, AMalformedBundleExitsTwoNamingThePath) {
 }
 
 TEST(AuditCli, BadJsonAndAMissingFileExitTwo) {
-  Run run = Writ("audit '" + BundlePath("malformed/truncated.json") + "'");
+  CliRun run = Writ("audit '" + BundlePath("malformed/truncated.json") + "'");
   EXPECT_EQ(run.exit_code, 2);
   EXPECT_EQ(run.err.rfind("writ: invalid JSON: ", 0), 0u) << run.err;
   run = Writ("audit '" + BundlePath("does-not-exist.json") + "' --json");
@@ -92,9 +92,9 @@ TEST(AuditCli, EveryRuleBundleAuditsToOneJsonDocument) {
        {"rule1/missing-record.json", "rule3/iwarp.json", "rule4/notification-only.json",
         "rule5/wrong-bytes.json", "rule6/processed.json", "rule7/one-field-missing.json",
         "rule8/retention-claims.json"}) {
-    const Run run = Writ("audit '" + BundlePath(name) + "' --json");
+    const CliRun run = Writ("audit '" + BundlePath(name) + "' --json");
     EXPECT_EQ(run.exit_code, 0) << name << ": " << run.err;
-    EXPECT_NO_THROW((void)nlohmann::json::parse(run.out)) << name;
+    EXPECT_TRUE(nlohmann::json::accept(run.out)) << name;
   }
 }
 

@@ -81,8 +81,8 @@ TEST(ReportText, CanSumUpTheDeliveriesPastALimit) {
 }
 
 TEST(ReportText, EveryMissingContextFieldHasItsOwnQuestion) {
-  for (const char* field : {"operation", "transport", "device", "memory_type", "software_release",
-                            "completion_level"})
+  for (const char* field :
+       {"operation", "transport", "device", "memory_type", "software_release", "completion_level"})
     EXPECT_NE(MissingContextQuestion(field), MissingContextQuestion("nonsense")) << field;
 }
 

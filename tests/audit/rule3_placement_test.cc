@@ -27,8 +27,10 @@ TEST_P(Rule3Transports, CompletionsNeverEstablishPlacement) {
 INSTANTIATE_TEST_SUITE_P(
     EveryTransport, Rule3Transports,
     ::testing::Values(
-        TransportCase{"rule3/iwarp.json", "may precede placement of the data in the remote buffer (RFC 5040)"},
-        TransportCase{"rule3/tcp.json", "On tcp the Write is carried as messages over a TCP stream"},
+        TransportCase{"rule3/iwarp.json",
+                      "may precede placement of the data in the remote buffer (RFC 5040)"},
+        TransportCase{"rule3/tcp.json",
+                      "On tcp the Write is carried as messages over a TCP stream"},
         TransportCase{"rule3/shm.json", "On shm both ends share one host"},
         TransportCase{"rule3/efa.json", "On efa (SRD)"},
         TransportCase{"rule3/other.json", "The transport is \"other\""},

@@ -70,9 +70,9 @@ TEST(Rule7Retention, SurvivesOrdersAsTheContractSays) {
   EXPECT_LT(power, one);
   EXPECT_LT(one, three);
   EXPECT_EQ(three.ToString(), "replicated:3");
-  for (const char* bad : {"replicated:0", "replicated:", "replicated:01", "replicated:-1",
-                          "replicated:+2", "replicated:2x", "replicated:99999999999999999999",
-                          "Power-loss", "volatile", ""})
+  for (const char* bad :
+       {"replicated:0", "replicated:", "replicated:01", "replicated:-1", "replicated:+2",
+        "replicated:2x", "replicated:99999999999999999999", "Power-loss", "volatile", ""})
     EXPECT_FALSE(Survives::Parse(bad).has_value()) << bad;
 }
 

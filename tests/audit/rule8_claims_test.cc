@@ -63,7 +63,9 @@ TEST(Rule8Claims, EveryVerdictHasAReasonAndEveryRefusalAQuestion) {
     const AuditReport report = AuditBundle(name);
     for (const ClaimVerdict& c : report.claims) {
       EXPECT_FALSE(c.reason.empty()) << name << " " << c.id;
-      if (c.verdict == Verdict::kNotSupported) EXPECT_FALSE(c.question.empty()) << name << " " << c.id;
+      if (c.verdict == Verdict::kNotSupported) {
+        EXPECT_FALSE(c.question.empty()) << name << " " << c.id;
+      }
     }
   }
 }

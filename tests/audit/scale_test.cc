@@ -13,7 +13,7 @@ TEST(Scale, HundredThousandCompletionsAreAuditedCorrectly) {
   EXPECT_EQ(report.records, 100000u);
   EXPECT_EQ(report.successful, 100000u);
   EXPECT_EQ(report.logical_deliveries, 1000u);
-  EXPECT_EQ(report.placed_bytes, 1000u * 100u * 8388608u);
+  EXPECT_EQ(report.placed_bytes, uint64_t{1000} * 100 * 8388608);
   for (const DeliveryReport& d : report.deliveries) {
     ASSERT_EQ(d.transport, TransportState::kEstablished) << d.id;
     ASSERT_EQ(d.validation, ValidationState::kEstablished) << d.id;

@@ -18,8 +18,8 @@ inline std::string SyntheticBundle(std::size_t deliveries, std::size_t portions)
          R"("software_release":"bench","completion_level":"delivery"},"deliveries":[)";
   for (std::size_t d = 0; d < deliveries; ++d) {
     if (d) out += ',';
-    out += R"({"id":"D-)" + std::to_string(d) +
-           R"(","bytes":)" + std::to_string(portions * kPortionBytes) + R"(,"portions":[)";
+    out += R"({"id":"D-)" + std::to_string(d) + R"(","bytes":)" +
+           std::to_string(portions * kPortionBytes) + R"(,"portions":[)";
     for (std::size_t p = 0; p < portions; ++p) {
       if (p) out += ',';
       out += R"({"wr_id":")" + std::to_string(d * portions + p) + R"(","offset":)" +
@@ -31,8 +31,9 @@ inline std::string SyntheticBundle(std::size_t deliveries, std::size_t portions)
   out += R"(],"work_completions":[)";
   for (std::size_t r = 0; r < deliveries * portions; ++r) {
     if (r) out += ',';
-    out += R"({"wr_id":")" + std::to_string(r) +
-           R"(","status":"success","opcode":"rdma_write","byte_len":null,"qp_num":7,"vendor_err":0})";
+    out +=
+        R"({"wr_id":")" + std::to_string(r) +
+        R"(","status":"success","opcode":"rdma_write","byte_len":null,"qp_num":7,"vendor_err":0})";
   }
   auto per_delivery = [&](const char* key, const std::string& before, const std::string& after) {
     out += std::string(R"(],")") + key + R"(":[)";

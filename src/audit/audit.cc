@@ -1,0 +1,53 @@
+// Audit(): the rules applied to a whole bundle.
+#include "writ/audit.h"
+
+#include "audit/evidence_index.h"
+#include "audit/rules.h"
+
+namespace writ::audit {
+
+namespace {
+
+std::vector<std::string> MissingContext(const Context& c) {
+  std::vector<std::string> missing;
+  if (!c.operation) missing.emplace_back("operation");
+  if (!c.transport) missing.emplace_back("transport");
+  if (!c.device) missing.emplace_back("device");
+  if (!c.memory_type) missing.emplace_back("memory_type");
+  if (!c.software_release) missing.emplace_back("software_release");
+  if (!c.completion_level) missing.emplace_back("completion_level");
+  return missing;
+}
+
+}  // namespace
+
+AuditReport Audit(const EvidenceBundle& bundle) {
+  const internal::EvidenceIndex index = internal::IndexEvidence(bundle);
+  AuditReport report;
+  internal::ClaimFacts facts;
+  report.records = bundle.work_completions.size();
+  for (const WorkCompletion& record : bundle.work_completions)
+    if (record.success()) ++report.successful;
+  report.failed = report.records - report.successful;
+  facts.successful_records = report.successful;
+  report.logical_deliveries = bundle.deliveries.size();
+
+  report.deliveries.reserve(bundle.deliveries.size());
+  for (std::size_t i = 0; i < bundle.deliveries.size(); ++i) {
+    DeliveryReport d = internal::JudgeDelivery(bundle, index, i);
+    // The parser guarantees the deliveries' bytes add up within 64 bits.
+    if (d.placement != PlacementState::kNotEstablished) report.placed_bytes += d.bytes;
+    if (d.transport == TransportState::kEstablished) ++facts.transferred;
+    if (d.processing == ProcessingState::kEstablished) ++facts.processed;
+    report.deliveries.push_back(std::move(d));
+  }
+
+  report.claims.reserve(bundle.claims.size());
+  for (const Claim& claim : bundle.claims)
+    report.claims.push_back(internal::JudgeClaim(claim, index, report.deliveries, facts));
+
+  report.missing_context = MissingContext(bundle.context);
+  return report;
+}
+
+}  // namespace writ::audit

@@ -1,0 +1,19 @@
+// ParseBundle: writ.evidence/1 text → EvidenceBundle (see bundle_reader.h).
+#include "audit/bundle_reader.h"
+#include "writ/audit.h"
+
+namespace writ::audit {
+
+Result<EvidenceBundle> ParseBundle(std::string_view json_text) {
+  try {
+    internal::BundleReader reader;
+    // Errors come back through the reader (its parse_error), not as the return value.
+    (void)nlohmann::json::sax_parse(json_text, &reader);
+    return reader.Finish();
+  } catch (const std::exception& e) {
+    // Only allocation can throw here; keep the promise that nothing escapes.
+    return Status::Internal(std::string("reading the bundle: ") + e.what());
+  }
+}
+
+}  // namespace writ::audit

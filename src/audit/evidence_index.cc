@@ -1,0 +1,150 @@
+#include "audit/evidence_index.h"
+
+#include <functional>
+
+#include "audit/sentences.h"
+
+namespace writ::audit::internal {
+
+RequestTable::RequestTable(std::size_t capacity) {
+  std::size_t size = 16;
+  while (size < 2 * capacity) size *= 2;  // load factor ≤ 1/2
+  slots_.assign(size, 0);
+  mask_ = size - 1;
+  entries_.reserve(capacity);
+}
+
+std::size_t RequestTable::Locate(std::string_view key, std::size_t hash) const {
+  std::size_t i = hash & mask_;
+  while (slots_[i] != 0) {
+    const Entry& entry = entries_[slots_[i] - 1];
+    if (entry.hash == hash && entry.key == key) break;
+    i = (i + 1) & mask_;
+  }
+  return i;
+}
+
+uint32_t RequestTable::Intern(std::string_view wr_id) {
+  const std::size_t hash = std::hash<std::string_view>{}(wr_id);
+  const std::size_t i = Locate(wr_id, hash);
+  if (slots_[i] == 0) {
+    entries_.push_back(Entry{wr_id, hash, {}});
+    slots_[i] = static_cast<uint32_t>(entries_.size());
+  }
+  return slots_[i] - 1;
+}
+
+AckBearing Classify(const Acknowledgement& ack, const Delivery& delivery) {
+  if (ack.bytes && *ack.bytes != delivery.bytes) return AckBearing::kWrongBytes;
+  if (!ack.result) return AckBearing::kNoResult;
+  if (!ack.rule) return AckBearing::kNoRule;
+  return AckBearing::kEstablishes;
+}
+
+std::string AckName(const EvidenceBundle& bundle, std::size_t index) {
+  const auto& label = bundle.acknowledgements[index].label;
+  if (label) return "acknowledgement " + Quoted(*label);
+  return "acknowledgements[" + std::to_string(index) + "]";
+}
+
+namespace {
+
+void IndexAcknowledgements(const EvidenceBundle& bundle, EvidenceIndex& index) {
+  for (std::size_t i = 0; i < bundle.acknowledgements.size(); ++i) {
+    const Acknowledgement& ack = bundle.acknowledgements[i];
+    if (!ack.delivery) {
+      index.unattributed_acks.push_back(i);
+      continue;
+    }
+    // An acknowledgement of a delivery this bundle does not hold is about none of its deliveries.
+    auto found = index.delivery_by_id.find(*ack.delivery);
+    if (found == index.delivery_by_id.end()) continue;
+    DeliveryEvidence& evidence = index.evidence[found->second];
+    const AckBearing bearing = Classify(ack, bundle.deliveries[found->second]);
+    if (bearing == AckBearing::kEstablishes && !evidence.validating_ack) {
+      evidence.validating_ack = i;
+    } else if (bearing != AckBearing::kEstablishes) {
+      evidence.other_acks.push_back(i);
+    }
+    // Rule 6 asks only that it name the delivery; a wrong byte count means it is about other bytes.
+    if (ack.result == AckResult::kProcessed && bearing != AckBearing::kWrongBytes &&
+        !evidence.processing_ack) {
+      evidence.processing_ack = i;
+    }
+  }
+}
+
+void IndexPromises(const EvidenceBundle& bundle, EvidenceIndex& index) {
+  for (std::size_t i = 0; i < bundle.retention_promises.size(); ++i) {
+    const RetentionPromise& promise = bundle.retention_promises[i];
+    if (!promise.delivery) {
+      index.unattributed_promises.push_back(i);
+      continue;
+    }
+    auto found = index.delivery_by_id.find(*promise.delivery);
+    if (found == index.delivery_by_id.end()) continue;
+    DeliveryEvidence& evidence = index.evidence[found->second];
+    if (!promise.complete()) {
+      if (!evidence.incomplete_promise) evidence.incomplete_promise = i;
+    } else if (!evidence.strongest_promise ||
+               *bundle.retention_promises[*evidence.strongest_promise].survives <
+                   *promise.survives) {
+      evidence.strongest_promise = i;
+    }
+  }
+}
+
+}  // namespace
+
+EvidenceIndex IndexEvidence(const EvidenceBundle& bundle) {
+  // Every distinct id comes from a record or a portion, so this bounds the table.
+  std::size_t request_ids = bundle.work_completions.size();
+  for (const Delivery& delivery : bundle.deliveries) request_ids += delivery.portions.size();
+  EvidenceIndex index(request_ids);
+  for (const WorkCompletion& record : bundle.work_completions) {
+    RequestFacts& tally = index.requests.at(index.requests.Intern(record.wr_id));
+    if (record.success()) {
+      ++tally.successes;
+    } else {
+      ++tally.errors;
+      if (!tally.first_error) tally.first_error = &record;
+    }
+  }
+
+  index.delivery_by_id.reserve(bundle.deliveries.size());
+  index.first_portion.reserve(bundle.deliveries.size());
+  index.portion_requests.reserve(request_ids - bundle.work_completions.size());
+  index.evidence.resize(bundle.deliveries.size());
+  for (std::size_t i = 0; i < bundle.deliveries.size(); ++i) {
+    const Delivery& delivery = bundle.deliveries[i];
+    index.delivery_by_id.emplace(delivery.id, i);
+    index.first_portion.push_back(index.portion_requests.size());
+    for (const Portion& portion : delivery.portions) {
+      const uint32_t entry = index.requests.Intern(portion.wr_id);
+      ++index.requests.at(entry).portions;
+      index.portion_requests.push_back(entry);
+    }
+  }
+
+  for (const PlacementEntry& entry : bundle.placement) {
+    auto found = index.delivery_by_id.find(entry.delivery);
+    if (found == index.delivery_by_id.end()) continue;
+    auto& placement = index.evidence[found->second].placement;
+    if (!placement || entry.basis == PlacementBasis::kObserved) placement = entry.basis;
+  }
+
+  for (std::size_t i = 0; i < bundle.notifications.size(); ++i) {
+    const auto& delivery = bundle.notifications[i].delivery;
+    if (!delivery) continue;
+    auto found = index.delivery_by_id.find(*delivery);
+    if (found == index.delivery_by_id.end()) continue;
+    auto& notification = index.evidence[found->second].notification;
+    if (!notification) notification = i;
+  }
+
+  IndexAcknowledgements(bundle, index);
+  IndexPromises(bundle, index);
+  return index;
+}
+
+}  // namespace writ::audit::internal

@@ -1,0 +1,89 @@
+// One pass over each list of the bundle, so that every rule reads its facts
+// from hash maps: the audit stays O(records + portions + entries).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "writ/audit.h"
+
+namespace writ::audit::internal {
+
+// What the bundle says about one work request id.
+struct RequestFacts {
+  uint64_t successes = 0;  // success records
+  uint64_t errors = 0;     // error records
+  const WorkCompletion* first_error = nullptr;
+  uint64_t portions = 0;  // portions naming it, over all deliveries
+};
+
+// wr_id → RequestFacts: open addressing over a small array of indices into a
+// dense array, so 100,000 requests cost two allocations, not 100,000 nodes.
+class RequestTable {
+ public:
+  // Sized once for at most `capacity` distinct ids; never rehashes.
+  explicit RequestTable(std::size_t capacity);
+  // The id's entry number, adding it when new.
+  uint32_t Intern(std::string_view wr_id);
+  RequestFacts& at(uint32_t entry) { return entries_[entry].facts; }
+  const RequestFacts& at(uint32_t entry) const { return entries_[entry].facts; }
+
+ private:
+  struct Entry {
+    std::string_view key;
+    std::size_t hash = 0;
+    RequestFacts facts;
+  };
+  // The slot holding `key`, or the empty slot where it would go.
+  std::size_t Locate(std::string_view key, std::size_t hash) const;
+
+  std::vector<uint32_t> slots_;  // 0 = empty, else 1 + index into entries_
+  std::vector<Entry> entries_;
+  std::size_t mask_ = 0;
+};
+
+// How one acknowledgement bears on the delivery it names (rules 5 and 6).
+enum class AckBearing {
+  kEstablishes,  // names the delivery, result validated|processed, a rule, no wrong bytes
+  kWrongBytes,   // its byte count is not the delivery's
+  kNoResult,     // says neither validated nor processed
+  kNoRule,       // says validated|processed but names no rule
+};
+AckBearing Classify(const Acknowledgement& ack, const Delivery& delivery);
+
+// Everything the bundle says about one delivery (indices into the bundle's lists).
+struct DeliveryEvidence {
+  std::optional<PlacementBasis> placement;  // the strongest entry
+  std::optional<std::size_t> notification;  // the first naming it
+  std::optional<std::size_t> validating_ack;
+  std::optional<std::size_t> processing_ack;
+  std::vector<std::size_t> other_acks;            // name it, but do not establish validation
+  std::optional<std::size_t> strongest_promise;   // complete
+  std::optional<std::size_t> incomplete_promise;  // the first incomplete one
+};
+
+struct EvidenceIndex {
+  explicit EvidenceIndex(std::size_t request_capacity) : requests(request_capacity) {}
+
+  RequestTable requests;
+  // The request entry of every portion, deliveries one after the other.
+  std::vector<uint32_t> portion_requests;
+  std::vector<std::size_t> first_portion;  // per delivery: its start in portion_requests
+  std::unordered_map<std::string_view, std::size_t> delivery_by_id;
+  std::vector<DeliveryEvidence> evidence;  // parallel to bundle.deliveries
+  // Entries that name no delivery: they may be about any of them.
+  std::vector<std::size_t> unattributed_acks;
+  std::vector<std::size_t> unattributed_promises;
+};
+
+// The index keeps string_views into `bundle`, which must outlive it.
+EvidenceIndex IndexEvidence(const EvidenceBundle& bundle);
+
+// "acknowledgement "passed"" or "acknowledgements[3]".
+std::string AckName(const EvidenceBundle& bundle, std::size_t index);
+
+}  // namespace writ::audit::internal
