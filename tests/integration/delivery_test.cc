@@ -140,7 +140,7 @@ TEST_P(Deliveries, CorruptedChunkIsNeverValidatedNorRetained) {
 
 TEST_P(Deliveries, ReceiverKilledMidDeliveryFailsTheSenderNamingTheLastRung) {
   TempDir dir;
-  WriteSparseFile(dir.File("big"), 2048 * kMiB);
+  WriteSparseFile(dir.File("big"), 1024 * kMiB);
   auto serve = Serve::Start(GetParam(), {"--window-pool", "16MiB", "--window-size", "8MiB",
                                          "--scratch", dir.path()});
   ASSERT_TRUE(serve);
