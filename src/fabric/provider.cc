@@ -60,6 +60,24 @@ Result<InfoPtr> GetInfo(const ProviderRequest& request, EndpointKind kind, fi_in
   return Status::Unsupported("provider " + request.provider + " is not available here");
 }
 
+// Does fi_getinfo still answer when the hints ask for `level` on every transmit?
+bool AcceptsLevel(const ProviderRequest& request, EndpointKind kind, CompletionLevel level) {
+  InfoPtr hints = MakeHints(request.provider, kind);
+  if (!hints) return false;
+  hints->tx_attr->op_flags = CompletionLevelFlag(level);
+  return GetInfo(request, kind, hints.get()).ok();
+}
+
+// "verbs" for "verbs;ofi_rxm": the provider under rxm; empty for anything else.
+std::string CoreProviderOf(const std::string& provider) {
+  const std::string suffix = ";ofi_rxm";
+  if (provider.size() <= suffix.size() ||
+      provider.compare(provider.size() - suffix.size(), suffix.size(), suffix) != 0) {
+    return "";
+  }
+  return provider.substr(0, provider.size() - suffix.size());
+}
+
 }  // namespace
 
 EndpointKind EndpointKindFor(const std::string& provider) {
@@ -104,14 +122,25 @@ Result<ProviderInfo> ProviderInfo::Discover(const ProviderRequest& request) {
   result.domain_ = info->domain_attr->name ? info->domain_attr->name : "";
   result.fabric_ = info->fabric_attr->name ? info->fabric_attr->name : "";
 
-  // Which completion levels does the provider accept? Ask it, one level at a time.
+  // Which completion levels does the provider accept for writes? Ask it, one level at a
+  // time.
   result.levels_.push_back(CompletionLevel::kProviderDefault);
   for (CompletionLevel level :
        {CompletionLevel::kInject, CompletionLevel::kTransmit, CompletionLevel::kDelivery}) {
-    InfoPtr probe_hints = MakeHints(request.provider, result.kind_);
-    if (!probe_hints) return Status::Internal("fi_allocinfo failed");
-    probe_hints->tx_attr->op_flags = CompletionLevelFlag(level);
-    if (GetInfo(request, result.kind_, probe_hints.get()).ok()) result.levels_.push_back(level);
+    if (!AcceptsLevel(request, result.kind_, level)) continue;
+    // ofi_rxm hands every RMA write, flags and all, to its core provider's MSG endpoint
+    // (rxm_rma.c: rxm_ep_rma_common), and accepts FI_DELIVERY_COMPLETE in fi_getinfo
+    // because it implements it for messages. A write over "verbs;ofi_rxm" therefore gets
+    // verbs' level, not rxm's (measured on rxe0: rxm accepts delivery, verbs does not).
+    // So a level counts only if the core accepts it too.
+    const std::string core = CoreProviderOf(request.provider);
+    if (!core.empty()) {
+      ProviderRequest core_request = request;
+      core_request.provider = core;
+      core_request.role = Role::kTarget;  // an RDM node's node/service are its own address
+      if (!AcceptsLevel(core_request, EndpointKind::kMsg, level)) continue;
+    }
+    result.levels_.push_back(level);
   }
   return result;
 }

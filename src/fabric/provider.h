@@ -59,7 +59,8 @@ class ProviderInfo {
   // Does the provider itself enforce remote keys? shm's fast path does not.
   bool checks_remote_keys() const;
 
-  // Completion levels the provider accepted in fi_getinfo, weakest first.
+  // Completion levels the provider accepted in fi_getinfo for writes, weakest first. For
+  // "X;ofi_rxm" only those X accepts too: rxm passes writes through to X.
   const std::vector<CompletionLevel>& supported_levels() const { return levels_; }
   // The strongest supported level not above `wanted` (the provider default if none).
   CompletionLevel Grant(CompletionLevel wanted) const;

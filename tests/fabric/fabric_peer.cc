@@ -80,13 +80,17 @@ json RecordJson(const WorkCompletion& wc) {
   return j;
 }
 
-ProviderRequest Request(const std::string& provider, Role role, const std::string& target) {
+// `node` is this side's own address for a target or an RDM initiator: 127.0.0.1 on
+// loopback providers; on verbs the address of an RDMA netdev (--node; in the Soft-RoCE
+// guest 10.77.0.1 on rxe0's netdev), since rdma_cm cannot bind a verbs device to lo.
+ProviderRequest Request(const std::string& provider, Role role, const std::string& target,
+                        const std::string& node = "127.0.0.1") {
   ProviderRequest req;
   req.provider = provider;
   req.role = role;
   if (provider == "shm") return req;
   if (role == Role::kTarget || EndpointKindFor(provider) == EndpointKind::kRdm) {
-    req.node = "127.0.0.1";
+    req.node = node;
     req.service = role == Role::kTarget ? "0" : "";
   } else {
     const size_t colon = target.rfind(':');
@@ -94,6 +98,10 @@ ProviderRequest Request(const std::string& provider, Role role, const std::strin
     req.service = target.substr(colon + 1);
   }
   return req;
+}
+
+std::string NodeFlag(const std::map<std::string, std::string>& flags) {
+  return flags.count("--node") ? flags.at("--node") : "127.0.0.1";
 }
 
 uint8_t* AllocWindow(size_t length, uint8_t fill) {
@@ -107,7 +115,7 @@ int RunTarget(const std::map<std::string, std::string>& flags) {
   const std::string provider = flags.at("--provider");
   const uint64_t window_len = std::stoull(flags.at("--window"));
   NodeOptions options;
-  options.provider = Request(provider, Role::kTarget, "");
+  options.provider = Request(provider, Role::kTarget, "", NodeFlag(flags));
   auto node = Must(FabricNode::Open(options), "open target node");
   uint8_t* window = AllocWindow(window_len, 0xEE);
   auto region = Must(node->Register(window, window_len, Access::kRemoteWrite), "register window");
@@ -194,7 +202,7 @@ int RunInitiator(const std::map<std::string, std::string>& flags) {
   const RegionDescriptor remote = Must(RegionDescriptor::Decode(flags.at("--region")), "region");
 
   NodeOptions options;
-  options.provider = Request(provider, Role::kInitiator, target);
+  options.provider = Request(provider, Role::kInitiator, target, NodeFlag(flags));
   auto node = Must(FabricNode::Open(options), "open initiator node");
   Peer peer = node->kind() == EndpointKind::kMsg
                   ? Must(node->Connect(std::chrono::seconds(10)), "connect")
@@ -231,6 +239,8 @@ int RunInitiator(const std::map<std::string, std::string>& flags) {
   CompletionTally tally;
   std::vector<WorkCompletion> records;
   json posts = json::array();
+  // For docs/benchmarks.md: from the first post to the last record read.
+  const auto first_post = std::chrono::steady_clock::now();
   for (const auto& w : writes) {
     WriteRequest req;
     req.request_id = w.id;
@@ -265,10 +275,19 @@ int RunInitiator(const std::map<std::string, std::string>& flags) {
     if (!polled.ok()) Die("poll: " + polled.status().ToString());
     if (records.size() == before) std::this_thread::yield();
   }
+  const auto elapsed = std::chrono::duration_cast<std::chrono::microseconds>(
+      std::chrono::steady_clock::now() - first_post);
+  uint64_t written = 0;
   for (const auto& r : records) {
     tally.Add(r);
+    if (r.ok()) {
+      for (const auto& w : writes) written += w.id == r.request_id() ? w.length : 0;
+    }
     std::cout << "RECORD " << RecordJson(r).dump() << std::endl;
   }
+  std::cout << "ELAPSED "
+            << json{{"microseconds", elapsed.count()}, {"bytes_succeeded", written}}.dump()
+            << std::endl;
   std::cout << "TALLY " << json{{"records", tally.records}, {"successes", tally.successes},
                                 {"errors", tally.errors}, {"expected", expected}}.dump()
             << std::endl;
@@ -288,7 +307,7 @@ int main(int argc, char** argv) {
   if (mode == "target") return RunTarget(flags);
   if (mode == "initiator") return RunInitiator(flags);
   if (mode == "probe") {
-    ProviderRequest req = Request(flags.at("--provider"), Role::kTarget, "");
+    ProviderRequest req = Request(flags.at("--provider"), Role::kTarget, "", NodeFlag(flags));
     auto info = ProviderInfo::Discover(req);
     if (!info.ok()) {
       std::cout << "UNAVAILABLE " << info.status().ToString() << std::endl;
