@@ -8,6 +8,7 @@
 #include <cstring>
 #include <utility>
 
+#include "common/unlinked_file.h"
 #include "protocol/digest.h"
 
 namespace writ::sender {
@@ -25,7 +26,7 @@ Result<DeliverySource> DeliverySource::Open(const std::string& path) {
   if (path == "-") {
     const char* tmp = std::getenv("TMPDIR");
     const std::string dir = tmp && *tmp ? tmp : "/tmp";
-    int fd = open(dir.c_str(), O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
+    int fd = OpenUnlinkedFile(dir);
     if (fd < 0) return IoError("cannot spool standard input in " + dir);
     std::vector<uint8_t> block(kBlock);
     uint64_t total = 0;

@@ -1,5 +1,7 @@
 #include "store/volatile_store.h"
 
+#include "common/unlinked_file.h"
+
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -116,7 +118,7 @@ Result<std::unique_ptr<PayloadWriter>> VolatileStore::Begin(const DeliveryMeta& 
     }
     reserved_ += meta.bytes;
   }
-  int fd = open(dir_.c_str(), O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
+  int fd = OpenUnlinkedFile(dir_);
   if (fd < 0) {
     const int err = errno;
     Release(meta.bytes);
