@@ -267,9 +267,10 @@ void Connection::Revoke(LiveWindow& window) {
   core_.Unreserve(sender_, ReceiverCore::Usage::kWindows);
 }
 
-Status Connection::Advance() {
+// Grants windows while the delivery needs them and the pool and limits allow.
+Status Connection::GrantWindows() {
   InboundDelivery& d = *delivery_;
-  const std::string& id = d.announce().delivery_id;
+  const std::string id = d.announce().delivery_id;  // a copy: EndDelivery() frees the announce
   while (d.NeedsWindow(core_.options.windows_per_delivery)) {
     if (!core_.Reserve(sender_, ReceiverCore::Usage::kWindows)) break;  // its other deliveries hold them
     auto window = core_.pool->TryAcquire(inbox_->event_fd());
@@ -310,13 +311,30 @@ Status Connection::Advance() {
     WRIT_RETURN_IF_ERROR(Send(grant));
   }
 
+  return Status::Ok();
+}
+
+Status Connection::Advance() {
+  InboundDelivery& d = *delivery_;
+  const std::string id = d.announce().delivery_id;  // a copy: EndDelivery() frees the announce
+  WRIT_RETURN_IF_ERROR(GrantWindows());
+  if (!delivery_) return Status::Ok();
+
   auto consumed = d.Consume();
   if (!consumed.ok()) {
+    // The refusal goes out before the windows are revoked, so the sender reads why (e.g. a
+    // full disk: exit 6) before any write in flight fails on a revoked window.
+    Status told = Refuse(id, ReasonFor(consumed.status()), "storing delivery " + id + " failed: " +
+                                                               consumed.status().message());
     EndDelivery();
-    return Refuse(id, ReasonFor(consumed.status()), "storing delivery " + id + " failed: " +
-                                                         consumed.status().message());
+    return told;
   }
   for (auto& window : *consumed) Revoke(window);
+  // Re-grant at once what was just revoked: the sender may be waiting for nothing else.
+  if (!consumed->empty()) {
+    WRIT_RETURN_IF_ERROR(GrantWindows());
+    if (!delivery_) return Status::Ok();
+  }
 
   if (d.all_received() && !d.received_receipt_sent) {
     d.received_receipt_sent = true;

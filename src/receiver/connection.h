@@ -30,6 +30,7 @@ class Connection {
   Status ApplyNotifications();
   // Grants windows, consumes chunks, and finishes the delivery when it can.
   Status Advance();
+  Status GrantWindows();
   Status Finish();
   Status Send(const protocol::Message& message);
   Status Refuse(const std::string& id, protocol::RefuseReason reason, const std::string& detail);
