@@ -1,5 +1,7 @@
 #include "store/env.h"
 
+#include "common/unlinked_file.h"
+
 #include <dirent.h>
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -37,6 +39,12 @@ class PosixEnv : public Env {
       if (fd >= 0) return fd;
       if (errno != EINTR) return SysError("open(" + path + ")", errno);
     }
+  }
+
+  Result<int> OpenUnlinked(const std::string& dir) override {
+    const int fd = OpenUnlinkedFile(dir);
+    if (fd < 0) return SysError("an unlinked file in " + dir, errno);
+    return fd;
   }
 
   Status Close(int fd) override {

@@ -44,6 +44,8 @@ class Env {
   // open(2). Returns the descriptor.
   virtual Result<int> Open(const std::string& path, int flags, mode_t mode) = 0;
   virtual Status Close(int fd) = 0;
+  // A read-write file with no name in `dir` (O_TMPFILE, else mkstemp + unlink).
+  virtual Result<int> OpenUnlinked(const std::string& dir) = 0;
   // Writes all of `bytes` at `offset` (pwrite, retried on short writes and EINTR).
   virtual Status WriteAt(int fd, std::span<const uint8_t> bytes, uint64_t offset) = 0;
   // Reads exactly out.size() bytes at `offset`; a short file is an error.
@@ -77,6 +79,7 @@ class EnvWrapper : public Env {
     return target_->Open(path, flags, mode);
   }
   Status Close(int fd) override { return target_->Close(fd); }
+  Result<int> OpenUnlinked(const std::string& dir) override { return target_->OpenUnlinked(dir); }
   Status WriteAt(int fd, std::span<const uint8_t> bytes, uint64_t offset) override {
     return target_->WriteAt(fd, bytes, offset);
   }

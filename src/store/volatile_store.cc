@@ -1,13 +1,6 @@
 #include "store/volatile_store.h"
 
-#include "common/unlinked_file.h"
-
-#include <fcntl.h>
-#include <sys/stat.h>
-#include <unistd.h>
-
 #include <cerrno>
-#include <cstring>
 
 namespace writ::store {
 
@@ -17,7 +10,7 @@ class VolatileWriter : public PayloadWriter {
       : store_(store), meta_(std::move(meta)), fd_(fd) {}
   ~VolatileWriter() override {
     if (fd_ >= 0) {
-      close(fd_);
+      (void)store_.env_->Close(fd_);
       store_.Release(meta_.bytes);
     }
   }
@@ -26,16 +19,8 @@ class VolatileWriter : public PayloadWriter {
     if (offset > meta_.bytes || bytes.size() > meta_.bytes - offset) {
       return Status::InvalidArgument("volatile store: write past the delivery's end");
     }
-    size_t done = 0;
-    while (done < bytes.size()) {
-      const ssize_t n = pwrite(fd_, bytes.data() + done, bytes.size() - done,
-                               static_cast<off_t>(offset + done));
-      if (n < 0) {
-        if (errno == EINTR) continue;
-        return Status::Io(std::string("volatile store: write: ") + std::strerror(errno), errno);
-      }
-      done += static_cast<size_t>(n);
-    }
+    Status s = store_.env_->WriteAt(fd_, bytes, offset);
+    if (!s.ok()) return s.Annotate("volatile store: write");
     return Status::Ok();
   }
 
@@ -71,16 +56,18 @@ class VolatileWriter : public PayloadWriter {
 };
 
 Result<std::unique_ptr<VolatileStore>> VolatileStore::Open(std::string scratch_dir,
-                                                           uint64_t capacity) {
-  struct stat st{};
-  if (stat(scratch_dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) {
-    return Status::Io("volatile store: " + scratch_dir + " is not a directory", errno);
+                                                           uint64_t capacity, Env* env) {
+  if (env == nullptr) env = Env::Default();
+  auto info = env->Stat(scratch_dir);
+  if (!info.ok() || !info->is_dir) {
+    return Status::Io("volatile store: " + scratch_dir + " is not a directory",
+                      info.ok() ? ENOTDIR : info.status().sys_errno());
   }
-  return std::unique_ptr<VolatileStore>(new VolatileStore(std::move(scratch_dir), capacity));
+  return std::unique_ptr<VolatileStore>(new VolatileStore(std::move(scratch_dir), capacity, env));
 }
 
 VolatileStore::~VolatileStore() {
-  for (auto& [id, entry] : entries_) close(entry.fd);
+  for (auto& [id, entry] : entries_) (void)env_->Close(entry.fd);
 }
 
 void VolatileStore::Release(uint64_t bytes) {
@@ -118,15 +105,12 @@ Result<std::unique_ptr<PayloadWriter>> VolatileStore::Begin(const DeliveryMeta& 
     }
     reserved_ += meta.bytes;
   }
-  int fd = OpenUnlinkedFile(dir_);
-  if (fd < 0) {
-    const int err = errno;
+  auto fd = env_->OpenUnlinked(dir_);
+  if (!fd.ok()) {
     Release(meta.bytes);
-    return Status::Io("volatile store: cannot create a temporary file in " + dir_ + ": " +
-                          std::strerror(err),
-                      err);
+    return fd.status().Annotate("volatile store: cannot create a temporary file in " + dir_);
   }
-  return std::unique_ptr<PayloadWriter>(new VolatileWriter(*this, meta, fd));
+  return std::unique_ptr<PayloadWriter>(new VolatileWriter(*this, meta, *fd));
 }
 
 Status VolatileStore::AppendReceipt(const std::string& id, const std::string& receipt_json) {
@@ -155,13 +139,8 @@ Status VolatileStore::ReadFd(int fd, const std::string& id, uint64_t bytes, uint
   if (offset > bytes || out.size() > bytes - offset) {
     return Status::InvalidArgument("read past the end of delivery " + id);
   }
-  size_t done = 0;
-  while (done < out.size()) {
-    const ssize_t n = pread(fd, out.data() + done, out.size() - done, static_cast<off_t>(offset + done));
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return Status::Io("volatile store: read of " + id + " failed", errno);
-    done += static_cast<size_t>(n);
-  }
+  Status s = env_->ReadAt(fd, out, offset);
+  if (!s.ok()) return s.Annotate("volatile store: read of " + id);
   return Status::Ok();
 }
 

@@ -6,14 +6,17 @@
 #include <map>
 #include <mutex>
 
+#include "store/env.h"
 #include "store/store.h"
 
 namespace writ::store {
 
 class VolatileStore : public Store {
  public:
-  // `scratch_dir` holds the unlinked files; `capacity` bounds the bytes held.
-  static Result<std::unique_ptr<VolatileStore>> Open(std::string scratch_dir, uint64_t capacity);
+  // `scratch_dir` holds the unlinked files; `capacity` bounds the bytes held. File calls go
+  // through `env` (nullptr: Env::Default()).
+  static Result<std::unique_ptr<VolatileStore>> Open(std::string scratch_dir, uint64_t capacity,
+                                                     Env* env = nullptr);
   ~VolatileStore() override;
 
   bool Offers(RetentionClass retention) const override {
@@ -31,14 +34,15 @@ class VolatileStore : public Store {
     RetainedDelivery delivery;
     int fd = -1;
   };
-  VolatileStore(std::string dir, uint64_t capacity) : dir_(std::move(dir)), capacity_(capacity) {}
+  VolatileStore(std::string dir, uint64_t capacity, Env* env)
+      : dir_(std::move(dir)), capacity_(capacity), env_(env) {}
   void Release(uint64_t bytes);
-  static Status ReadFd(int fd, const std::string& id, uint64_t bytes, uint64_t offset,
-                       std::span<uint8_t> out);
+  Status ReadFd(int fd, const std::string& id, uint64_t bytes, uint64_t offset, std::span<uint8_t> out);
   Status Insert(Entry entry);
 
   std::string dir_;
   uint64_t capacity_;
+  Env* env_;
   std::mutex mu_;
   uint64_t reserved_ = 0;
   std::map<std::string, Entry> entries_;
