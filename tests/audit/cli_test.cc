@@ -1,7 +1,9 @@
 // Runs the real `writ audit` binary: stdout is one JSON document with --json,
 // errors go to stderr as "writ: ...", exit 0 for any audit and 2 for bad input.
 #include <sys/wait.h>
+#include <unistd.h>
 
+#include <cstdio>
 #include <cstdlib>
 #include <nlohmann/json.hpp>
 
@@ -18,8 +20,11 @@ struct CliRun {
 
 // Runs `writ <args>` through the shell (args are quoted by the caller).
 CliRun Writ(const std::string& args, const std::string& stdin_path = "/dev/null") {
-  const std::string dir = ::testing::TempDir();
-  const std::string out = dir + "/writ-audit-cli.out", err = dir + "/writ-audit-cli.err";
+  // ctest runs these in parallel: each test gets its own capture files.
+  const ::testing::TestInfo* test = ::testing::UnitTest::GetInstance()->current_test_info();
+  const std::string stem = ::testing::TempDir() + "/writ-audit-cli-" + test->name() + "-" +
+                           std::to_string(::getpid());
+  const std::string out = stem + ".out", err = stem + ".err";
   const std::string command = "'" + std::string(WRIT_BINARY) + "' " + args + " <'" + stdin_path +
                               "' >'" + out + "' 2>'" + err + "'";
   const int status = std::system(command.c_str());
@@ -27,6 +32,8 @@ CliRun Writ(const std::string& args, const std::string& stdin_path = "/dev/null"
   run.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
   run.out = ReadText(out);
   run.err = ReadText(err);
+  std::remove(out.c_str());
+  std::remove(err.c_str());
   return run;
 }
 
