@@ -13,9 +13,9 @@
 #include <map>
 
 #include "fabric/node.h"
+#include "protocol/codec.h"
 #include "protocol/control_channel.h"
 #include "protocol/digest.h"
-#include "protocol/codec.h"
 #include "receipt/context.h"
 #include "receipt/identity.h"
 #include "receipt/signing.h"
@@ -26,11 +26,15 @@ namespace {
 
 using namespace std::chrono_literals;
 using Clock = std::chrono::steady_clock;
+// How long a finally failed write waits for the receiver's reason before it is reported
+// as a transport failure.
+constexpr std::chrono::milliseconds kRefusalGrace{200};
 using protocol::RefuseReason;
 
 Status StatusForRefusal(const protocol::Refuse& r, const std::string& id) {
-  const std::string msg = "receiver refused delivery " + (r.delivery_id.empty() ? id : r.delivery_id) +
-                          " (" + std::string(protocol::RefuseReasonName(r.reason)) + "): " + r.detail;
+  const std::string msg = "receiver refused delivery " +
+                          (r.delivery_id.empty() ? id : r.delivery_id) + " (" +
+                          std::string(protocol::RefuseReasonName(r.reason)) + "): " + r.detail;
   switch (r.reason) {
     case RefuseReason::kValidation: return Status::Validation(msg);
     case RefuseReason::kRetention: return Status::Retention(msg);
@@ -147,8 +151,8 @@ Status SendSession::Prepare(const std::string& path) {
   out_.delivery.id = opt_.id.empty() ? source_->name() : opt_.id;
   out_.delivery.bytes = source_->size();
   out_.delivery.rule = std::string(protocol::RuleName(opt_.rule));
-  chunk_size_ = out_.delivery.bytes == 0 ? opt_.chunk_size
-                                          : std::min(opt_.chunk_size, out_.delivery.bytes);
+  chunk_size_ =
+      out_.delivery.bytes == 0 ? opt_.chunk_size : std::min(opt_.chunk_size, out_.delivery.bytes);
   out_.delivery.chunk_size = chunk_size_;
   out_.delivery.chunks =
       out_.delivery.bytes == 0 ? 0 : (out_.delivery.bytes + chunk_size_ - 1) / chunk_size_;
@@ -209,7 +213,8 @@ Status SendSession::Run(const std::string& path) {
   }
   channel_.emplace(std::move(channel).value());
   auto first = channel_->Receive(10s);
-  if (!first.ok()) return Status::Transport("no hello from the receiver: " + first.status().message());
+  if (!first.ok())
+    return Status::Transport("no hello from the receiver: " + first.status().message());
   if (const auto* refuse = std::get_if<protocol::Refuse>(&*first)) {
     return StatusForRefusal(*refuse, out_.delivery.id);
   }
@@ -233,11 +238,13 @@ Status SendSession::Run(const std::string& path) {
         static_cast<ssize_t>(announce.nonce.size())) {
       return Status::Io("getrandom failed for the announce nonce", errno);
     }
-    announce.time_ms = static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::milliseconds>(
-                                                 std::chrono::system_clock::now().time_since_epoch())
-                                                 .count());
+    announce.time_ms =
+        static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::milliseconds>(
+                                  std::chrono::system_clock::now().time_since_epoch())
+                                  .count());
     // Signed for this receiver only: its id is part of the signed bytes.
-    WRIT_ASSIGN_OR_RETURN(auto sig, identity_->Sign(protocol::AnnounceSigningBytes(announce, hello->receiver_id)));
+    WRIT_ASSIGN_OR_RETURN(
+        auto sig, identity_->Sign(protocol::AnnounceSigningBytes(announce, hello->receiver_id)));
     announce.signature.assign(sig.begin(), sig.end());
   }
   if (Status sent = channel_->Send(announce); !sent.ok()) {
@@ -248,8 +255,9 @@ Status SendSession::Run(const std::string& path) {
 
 Status SendSession::Loop() {
   while (!Done()) {
-    const bool busy = ready_next_ < ready_.size() ||
-                      std::any_of(slots_.begin(), slots_.end(), [](const Slot& s) { return s.busy; });
+    const bool busy =
+        ready_next_ < ready_.size() ||
+        std::any_of(slots_.begin(), slots_.end(), [](const Slot& s) { return s.busy; });
     WRIT_RETURN_IF_ERROR(ReadControl(busy ? 0ms : 20ms));
     WRIT_RETURN_IF_ERROR(PostReady());
     WRIT_RETURN_IF_ERROR(PollCompletions());
@@ -267,7 +275,8 @@ Status SendSession::Loop() {
                             " chunk write requests completed with success at completion level " +
                             out_.context.completion_level + " (" + std::to_string(records) +
                             " completion records read)";
-      transport.does_not_establish = std::string(fabric::CompletionLevelDoesNotGuarantee(granted_level_));
+      transport.does_not_establish =
+          std::string(fabric::CompletionLevelDoesNotGuarantee(granted_level_));
       if (identity_) WRIT_RETURN_IF_ERROR(receipt::SignReceipt(transport, *identity_));
       AddReceipt(std::move(transport));
       WRIT_RETURN_IF_ERROR(channel_->Send(protocol::Commit{out_.delivery.id}));
@@ -275,8 +284,8 @@ Status SendSession::Loop() {
       last_progress_ = Clock::now();
     }
     if (Clock::now() - last_progress_ > opt_.stall_timeout) {
-      return Fail(Status::Timeout("no progress for " +
-                                  std::to_string(opt_.stall_timeout.count()) + " ms"));
+      return Fail(
+          Status::Timeout("no progress for " + std::to_string(opt_.stall_timeout.count()) + " ms"));
     }
   }
   return Status::Ok();
@@ -294,8 +303,8 @@ Status SendSession::ReadControl(std::chrono::milliseconds wait) {
     message = channel_->Receive(0ms);
   }
   if (message.status().code() == ErrorCode::kTimeout) return Status::Ok();
-  return Fail(Status::Transport("control connection to the receiver lost: " +
-                                message.status().message()));
+  return Fail(
+      Status::Transport("control connection to the receiver lost: " + message.status().message()));
 }
 
 Status SendSession::OnMessage(const protocol::Message& message) {
@@ -321,7 +330,8 @@ Status SendSession::OnMessage(const protocol::Message& message) {
     const DeliveryRef& ref = receipt->delivery;
     if (ref.id != id || ref.bytes != out_.delivery.bytes || ref.digest != out_.delivery.digest) {
       return Fail(Status::Malformed("the receiver sent a receipt about another object (" + ref.id +
-                                    ", " + std::to_string(ref.bytes) + " bytes, " + ref.digest + ")"));
+                                    ", " + std::to_string(ref.bytes) + " bytes, " + ref.digest +
+                                    ")"));
     }
     if (chunks_done_ == 0 && grants_.empty() && !commit_sent_) out_.bytes_moved = false;
     AddReceipt(std::move(receipt).value());
@@ -421,6 +431,11 @@ Status SendSession::PollCompletions() {
       if (opt_.progress) opt_.progress(bytes_done_, out_.delivery.bytes);
       continue;
     }
+    // The receiver refuses (full disk, failed validation) before it revokes the delivery's
+    // windows, so a write failing on a revoked window usually has its reason waiting on the
+    // control connection: read it before retrying or reporting a transport failure. The
+    // error record stays in the evidence either way.
+    WRIT_RETURN_IF_ERROR(ReadControl(slot.attempt < opt_.max_attempts ? 0ms : kRefusalGrace));
     if (slot.attempt < opt_.max_attempts) {
       WRIT_RETURN_IF_ERROR(Post(slot, static_cast<size_t>(&slot - slots_.data())));
       continue;

@@ -22,8 +22,8 @@ struct CliRun {
 CliRun Writ(const std::string& args, const std::string& stdin_path = "/dev/null") {
   // ctest runs these in parallel: each test gets its own capture files.
   const ::testing::TestInfo* test = ::testing::UnitTest::GetInstance()->current_test_info();
-  const std::string stem = ::testing::TempDir() + "/writ-audit-cli-" + test->name() + "-" +
-                           std::to_string(::getpid());
+  const std::string stem =
+      ::testing::TempDir() + "/writ-audit-cli-" + test->name() + "-" + std::to_string(::getpid());
   const std::string out = stem + ".out", err = stem + ".err";
   const std::string command = "'" + std::string(WRIT_BINARY) + "' " + args + " <'" + stdin_path +
                               "' >'" + out + "' 2>'" + err + "'";

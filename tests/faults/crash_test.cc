@@ -1,0 +1,74 @@
+// Process crash: SIGKILL the real `writ serve --data` at a random moment while
+// senders stream process-restart and power-loss deliveries, restart it, and
+// check that every delivery that got a retained receipt is returned by `query`
+// and `store cat` with identical bytes, and that nothing not intact is
+// reported retained. Both classes cover a process crash.
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <filesystem>
+#include <thread>
+
+#include "fault_harness.h"
+
+namespace writ::testing::faults {
+namespace {
+
+using namespace std::chrono_literals;
+using Clock = std::chrono::steady_clock;
+
+TEST(Crash, ReceiverKilledAtRandomMomentsKeepsEveryReceiptedDelivery) {
+  if (!ProviderAvailable("tcp")) GTEST_SKIP() << "the tcp provider cannot serve here";
+  const int iterations = Iterations(25);
+  const uint64_t seed = Seed("crash");
+  std::mt19937_64 rng(seed);
+  TempDir dir;
+  const std::string data = dir.File("data");
+  const std::string files = dir.File("src");
+  std::filesystem::create_directories(files);
+  Ledger ledger;
+  Tally tally;
+  const auto started = Clock::now();
+
+  auto receiver = Receiver::Start(data, dir.File("serve-0.err"));
+  ASSERT_TRUE(receiver);
+  for (int it = 0; it < iterations; ++it) {
+    SCOPED_TRACE("iteration " + std::to_string(it) + " of seed " + std::to_string(seed));
+    Stream stream(receiver->address(), files, "c" + std::to_string(it),
+                  seed + static_cast<uint64_t>(it), 4, {"process-restart", "power-loss"});
+    EXPECT_TRUE(WaitForFailureMoment(stream, it, rng)) << "the senders stalled";
+    receiver->Kill();
+    const std::vector<Delivery> done = stream.Stop();
+
+    std::vector<std::string> recent;
+    uint64_t receipted_now = 0;
+    for (const Delivery& d : done) {
+      ledger.all[d.id] = d;
+      recent.push_back(d.id);
+      ++tally.attempted;
+      if (!d.receipted) {
+        EXPECT_NE(d.exit_code, 0) << d.id << ": exit 0 without a retained receipt\n" << d.err;
+        continue;
+      }
+      ++receipted_now;
+      ledger.must_survive.insert(d.id);
+      (d.retention == "power-loss" ? tally.receipted_pl : tally.receipted_pr)++;
+    }
+    receiver = Receiver::Start(data, dir.File("serve-" + std::to_string(it + 1) + ".err"));
+    ASSERT_TRUE(receiver);
+    CheckAfterRestart(*receiver, data, ledger, recent, rng, tally);
+    ++tally.iterations;
+    if (HasFailure()) break;  // the first failure, with its seed, is the useful one
+    tally.survived += receipted_now;
+  }
+  EXPECT_EQ(receiver->Stop(), 0);
+  const auto seconds =
+      std::chrono::duration_cast<std::chrono::seconds>(Clock::now() - started).count();
+  std::cout << "crash: " << tally.Line() << "; " << seconds << " s" << std::endl;
+  EXPECT_GE(tally.receipted_pl + tally.receipted_pr, static_cast<uint64_t>(iterations) / 2)
+      << "too few receipts for the test to mean anything";
+  EXPECT_EQ(tally.corrupt_reported, 0u);
+}
+
+}  // namespace
+}  // namespace writ::testing::faults

@@ -1,0 +1,99 @@
+// Power loss: the receiver's data directory lives on powercut_fs, which keeps
+// everything not made durable in a volatile layer. At a random moment the test
+// cuts the power (the layer is discarded and the file system is gone), SIGKILLs
+// `writ serve`, mounts the file system again from what was durable, restarts
+// the receiver and checks: every power-loss receipt survives with identical
+// bytes; process-restart deliveries may vanish but are never reported retained
+// when corrupt.
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <filesystem>
+#include <thread>
+
+#include "fault_harness.h"
+#include "powercut_control.h"
+
+namespace writ::testing::faults {
+namespace {
+
+using namespace std::chrono_literals;
+using Clock = std::chrono::steady_clock;
+
+TEST(PowerCut, EveryPowerLossReceiptSurvivesCutsAtRandomMoments) {
+  if (!ProviderAvailable("tcp")) GTEST_SKIP() << "the tcp provider cannot serve here";
+  TempDir dir;
+  const std::string state = dir.File("fs-state"), mnt = dir.File("mnt");
+  std::string why;
+  auto fs = PowerCutFs::Mount(state, mnt, &why);
+  if (!fs) GTEST_SKIP() << "cannot mount a FUSE file system here: " << why;
+
+  const int iterations = Iterations(25);
+  const uint64_t seed = Seed("powercut");
+  std::mt19937_64 rng(seed);
+  const std::string data = mnt + "/data";
+  const std::string files = dir.File("src");
+  std::filesystem::create_directories(files);
+  // The receipt-signing key lives off the cut file system: this test is about the store.
+  const std::vector<std::string> extra = {"--identity", dir.File("identity")};
+  Ledger ledger;
+  Tally tally;
+  const auto started = Clock::now();
+
+  auto receiver = Receiver::Start(data, dir.File("serve-0.err"), extra);
+  ASSERT_TRUE(receiver);
+  for (int it = 0; it < iterations; ++it) {
+    SCOPED_TRACE("iteration " + std::to_string(it) + " of seed " + std::to_string(seed));
+    Stream stream(receiver->address(), files, "p" + std::to_string(it),
+                  seed + static_cast<uint64_t>(it), 4, {"process-restart", "power-loss"});
+    EXPECT_TRUE(WaitForFailureMoment(stream, it, rng)) << "the senders stalled";
+    uint64_t discarded = 0;
+    const std::string cut = fs->Cut(&discarded);  // power is gone: unsynced state discarded
+    tally.cut_discarded_bytes += discarded;
+    receiver->Kill();  // and the receiver with it
+    const std::vector<Delivery> done = stream.Stop();
+    fs->Unmount();
+    fs = PowerCutFs::Mount(state, mnt, &why);  // power back: only what was durable
+    ASSERT_TRUE(fs) << why;
+
+    std::vector<std::string> recent;
+    uint64_t receipted_pl_now = 0;
+    for (const Delivery& d : done) {
+      ledger.all[d.id] = d;
+      recent.push_back(d.id);
+      ++tally.attempted;
+      if (!d.receipted) continue;
+      if (d.retention == "power-loss") {
+        ++tally.receipted_pl;
+        ++receipted_pl_now;
+        ledger.must_survive.insert(d.id);
+      } else {
+        ++tally.receipted_pr;
+        ledger.may_vanish.insert(d.id);
+      }
+    }
+    receiver = Receiver::Start(data, dir.File("serve-" + std::to_string(it + 1) + ".err"), extra);
+    ASSERT_TRUE(receiver);
+    CheckAfterRestart(*receiver, data, ledger, recent, rng, tally);
+    ++tally.iterations;
+    if (HasFailure()) {
+      std::cout << "last cut: " << cut << std::endl;
+      break;
+    }
+    tally.survived += receipted_pl_now;
+  }
+  EXPECT_EQ(receiver->Stop(), 0);
+  tally.survived += ledger.may_vanish.size();  // process-restart receipts that outlived every cut
+  const auto seconds =
+      std::chrono::duration_cast<std::chrono::seconds>(Clock::now() - started).count();
+  std::cout << "powercut: " << tally.Line() << "; " << seconds << " s" << std::endl;
+  EXPECT_GE(tally.receipted_pl + tally.receipted_pr, static_cast<uint64_t>(iterations) / 2)
+      << "too few receipts for the test to mean anything";
+  EXPECT_GT(tally.receipted_pl, 0u) << "no power-loss receipt was ever put to the test";
+  EXPECT_GT(tally.cut_discarded_bytes, 0u)
+      << "the cuts never dropped anything: the test proves nothing";
+  EXPECT_EQ(tally.corrupt_reported, 0u);
+}
+
+}  // namespace
+}  // namespace writ::testing::faults
