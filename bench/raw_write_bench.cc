@@ -5,9 +5,15 @@
 // nodes in one process (the target's progress loop on its own thread).
 //
 //   raw_write_bench [--providers tcp,tcp;ofi_rxm,shm] [--levels default,delivery]
-//                   [--bytes 1GiB] [--size 8MiB] [--depth 4] [--json]
+//                   [--bytes 1GiB] [--size 8MiB] [--depth 4] [--fresh] [--json]
+// --fresh: the target window spans all of --bytes in never-touched memory (one offset per
+// write), the baseline for a receiver that keeps the bytes in memory.
+#include <sys/mman.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <chrono>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <iostream>
@@ -43,14 +49,38 @@ uint64_t ParseSize(const std::string& s) {
   return v;
 }
 
+// Memory from a fresh anonymous mapping: warm (written once, as a reused window is) or
+// fresh (never touched: the first write of every page pays for the page).
 struct Buffer {
-  explicit Buffer(size_t n) : data(static_cast<uint8_t*>(std::aligned_alloc(4096, n))), size(n) {
-    std::memset(data, 0x5a, n);
+  explicit Buffer(size_t n, bool warm = true)
+      : data(static_cast<uint8_t*>(
+            mmap(nullptr, n, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0))),
+        size(n) {
+    if (data == MAP_FAILED) {
+      std::perror("mmap");
+      std::exit(1);
+    }
+    if (warm) std::memset(data, 0x5a, n);
   }
-  ~Buffer() { std::free(data); }
+  ~Buffer() { munmap(data, size); }
   uint8_t* data;
   size_t size;
 };
+
+// Writing --bytes into memory nobody touched yet (a new memfd, pwrite from a warm buffer):
+// what any receiver that keeps a delivery's bytes in memory pays at least once per byte.
+double FreshMemoryGBps(size_t size, uint64_t total) {
+  Buffer src(size);
+  const int fd = memfd_create("raw-write-bench", MFD_CLOEXEC);
+  if (fd < 0) return 0;
+  const auto start = Clock::now();
+  for (uint64_t done = 0; done < total; done += size) {
+    if (pwrite(fd, src.data, size, static_cast<off_t>(done)) != static_cast<ssize_t>(size)) break;
+  }
+  const double secs = std::chrono::duration<double>(Clock::now() - start).count();
+  close(fd);
+  return static_cast<double>(total) / secs / 1e9;
+}
 
 double MemcpyGBps(size_t size, uint64_t total) {
   Buffer a(size), b(size);
@@ -83,7 +113,10 @@ struct Link {
   }
 };
 
-Result<std::unique_ptr<Link>> OpenLink(const std::string& provider, size_t window_len, size_t depth) {
+// `window_len` of target memory (fresh: never touched before the writes land), and a
+// source of `source_len`.
+Result<std::unique_ptr<Link>> OpenLink(const std::string& provider, size_t window_len,
+                                       size_t source_len, size_t depth, bool fresh_window = false) {
   auto link = std::make_unique<Link>();
   NodeOptions target_options;
   target_options.provider.provider = provider;
@@ -93,9 +126,9 @@ Result<std::unique_ptr<Link>> OpenLink(const std::string& provider, size_t windo
     target_options.provider.service = "0";
   }
   WRIT_ASSIGN_OR_RETURN(link->target, FabricNode::Open(target_options));
-  link->window = std::make_unique<Buffer>(window_len);
-  WRIT_ASSIGN_OR_RETURN(link->region,
-                        link->target->Register(link->window->data, window_len, Access::kRemoteWrite));
+  link->window = std::make_unique<Buffer>(window_len, !fresh_window);
+  WRIT_ASSIGN_OR_RETURN(
+      link->region, link->target->Register(link->window->data, window_len, Access::kRemoteWrite));
   link->loop = std::make_unique<ProgressLoop>(*link->target, [](const WorkCompletion&) {});
 
   NodeOptions init_options;
@@ -114,13 +147,14 @@ Result<std::unique_ptr<Link>> OpenLink(const std::string& provider, size_t windo
     WRIT_ASSIGN_OR_RETURN(link->init, FabricNode::Open(init_options));
     WRIT_ASSIGN_OR_RETURN(link->peer, link->init->AddPeer(address));
   }
-  link->source = std::make_unique<Buffer>(window_len);
+  link->source = std::make_unique<Buffer>(source_len);
   WRIT_ASSIGN_OR_RETURN(link->local,
-                        link->init->Register(link->source->data, window_len, Access::kLocalSource));
+                        link->init->Register(link->source->data, source_len, Access::kLocalSource));
   return link;
 }
 
-WriteRequest MakeWrite(Link& link, uint64_t id, uint64_t slot, size_t size, CompletionLevel level) {
+WriteRequest MakeWrite(Link& link, uint64_t id, uint64_t slot, size_t size, CompletionLevel level,
+                       uint64_t remote_offset) {
   WriteRequest req;
   req.request_id = id;
   req.peer = link.peer;
@@ -128,23 +162,28 @@ WriteRequest MakeWrite(Link& link, uint64_t id, uint64_t slot, size_t size, Comp
   req.local_offset = slot * size;
   req.length = size;
   req.remote = link.region.descriptor();
-  req.remote_offset = slot * size;
+  req.remote_offset = remote_offset;
   req.level = level;
   return req;
 }
 
+// `fresh`: the target's window spans all of `total` in never-touched memory and every write
+// lands at its own offset, as a delivery kept in memory does; otherwise `depth` writes
+// cycle through one warm window.
 Result<double> RawWriteGBps(const std::string& provider, CompletionLevel level, size_t size,
-                            uint64_t total, size_t depth) {
-  WRIT_ASSIGN_OR_RETURN(auto link, OpenLink(provider, size * depth, depth));
+                            uint64_t total, size_t depth, bool fresh) {
+  const uint64_t writes = (total + size - 1) / size;
+  WRIT_ASSIGN_OR_RETURN(auto link, OpenLink(provider, fresh ? writes * size : size * depth,
+                                            size * depth, depth, fresh));
   std::vector<WorkCompletion> records;
   records.reserve(64);
   uint64_t posted = 0, completed = 0;
-  const uint64_t writes = (total + size - 1) / size;
   const auto start = Clock::now();
   while (completed < writes) {
     while (posted < writes && posted - completed < depth) {
-      WRIT_ASSIGN_OR_RETURN(PostedWrite p,
-                            link->init->PostWrite(MakeWrite(*link, posted + 1, posted % depth, size, level)));
+      WRIT_ASSIGN_OR_RETURN(PostedWrite p, link->init->PostWrite(MakeWrite(
+                                               *link, posted + 1, posted % depth, size, level,
+                                               (fresh ? posted : posted % depth) * size)));
       (void)p;
       ++posted;
     }
@@ -163,11 +202,12 @@ Result<double> RawWriteGBps(const std::string& provider, CompletionLevel level, 
 // Median time from posting one write-with-data (delivery-complete, depth 1) to its
 // completion record: the raw round trip a small delivery cannot beat.
 Result<double> RawRoundTripMicros(const std::string& provider, size_t size, int count) {
-  WRIT_ASSIGN_OR_RETURN(auto link, OpenLink(provider, size, 1));
+  WRIT_ASSIGN_OR_RETURN(auto link, OpenLink(provider, size, size, 1));
   std::vector<double> micros;
   std::vector<WorkCompletion> records;
   for (int i = 0; i < count; ++i) {
-    WriteRequest req = MakeWrite(*link, static_cast<uint64_t>(i) + 1, 0, size, CompletionLevel::kDelivery);
+    WriteRequest req =
+        MakeWrite(*link, static_cast<uint64_t>(i) + 1, 0, size, CompletionLevel::kDelivery, 0);
     req.remote_data = static_cast<uint32_t>(i);
     const auto start = Clock::now();
     WRIT_ASSIGN_OR_RETURN(PostedWrite p, link->init->PostWrite(req));
@@ -193,13 +233,18 @@ int main(int argc, char** argv) {
   bool as_json = false;
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
-    if (a == "--json") as_json = true;
-    else if (i + 1 < argc) flags[a] = argv[++i];
+    if (a == "--json")
+      as_json = true;
+    else if (a == "--fresh")
+      flags[a] = "1";
+    else if (i + 1 < argc)
+      flags[a] = argv[++i];
   }
   if (flags.count("--round-trips")) {
     // raw_write_bench --round-trips N [--size 4KiB] [--providers ...]
     const int count = std::stoi(flags["--round-trips"]);
-    const size_t size = flags.count("--size") && flags["--size"] != "8MiB" ? ParseSize(flags["--size"]) : 4096;
+    const size_t size =
+        flags.count("--size") && flags["--size"] != "8MiB" ? ParseSize(flags["--size"]) : 4096;
     nlohmann::json out = nlohmann::json::array();
     for (const auto& provider : Split(flags["--providers"])) {
       auto micros = RawRoundTripMicros(provider, size, count);
@@ -208,7 +253,9 @@ int main(int argc, char** argv) {
         return 1;
       }
       out.push_back({{"path", provider}, {"size", size}, {"median_us", *micros}});
-      if (!as_json) std::printf("%-14s %zu-byte write-with-data round trip, median %.1f us\n", provider.c_str(), size, *micros);
+      if (!as_json)
+        std::printf("%-14s %zu-byte write-with-data round trip, median %.1f us\n", provider.c_str(),
+                    size, *micros);
     }
     if (as_json) std::cout << out.dump(2) << std::endl;
     return 0;
@@ -218,13 +265,20 @@ int main(int argc, char** argv) {
   const size_t depth = std::stoul(flags["--depth"]);
 
   nlohmann::json results = nlohmann::json::array();
+  const bool fresh = flags.count("--fresh") > 0;
   const double memcpy_gbps = MemcpyGBps(size, total);
   results.push_back({{"path", "memcpy"}, {"gbps", memcpy_gbps}});
+  const double fresh_gbps = FreshMemoryGBps(size, total);
+  results.push_back({{"path", "fresh-memory"}, {"gbps", fresh_gbps}});
   if (!as_json) {
-    std::printf("raw transport baseline: %s in %s writes, depth %zu, %s\n", flags["--bytes"].c_str(),
-                flags["--size"].c_str(), depth, LibfabricVersion().c_str());
+    std::printf("raw transport baseline: %s in %s writes, depth %zu, %s\n",
+                flags["--bytes"].c_str(), flags["--size"].c_str(), depth,
+                LibfabricVersion().c_str());
     std::printf("%-14s %-10s %8s %10s\n", "path", "level", "GB/s", "vs memcpy");
     std::printf("%-14s %-10s %8.2f %10s\n", "memcpy", "-", memcpy_gbps, "1.00");
+    std::printf("%-14s %-10s %8.2f %10.2f   (pwrite into a new memfd)\n", "fresh memory", "-",
+                fresh_gbps, fresh_gbps / memcpy_gbps);
+    if (fresh) std::printf("target window: all of --bytes, fresh memory, one offset per write\n");
   }
   int failures = 0;
   for (const auto& provider : Split(flags["--providers"])) {
@@ -234,14 +288,16 @@ int main(int argc, char** argv) {
         std::cerr << "unknown level " << level_name << "\n";
         return 2;
       }
-      auto gbps = RawWriteGBps(provider, *level, size, total, depth);
+      auto gbps = RawWriteGBps(provider, *level, size, total, depth, fresh);
       if (!gbps.ok()) {
         ++failures;
         std::cerr << provider << " " << level_name << ": " << gbps.status().ToString() << "\n";
-        results.push_back({{"path", provider}, {"level", level_name}, {"error", gbps.status().ToString()}});
+        results.push_back(
+            {{"path", provider}, {"level", level_name}, {"error", gbps.status().ToString()}});
         continue;
       }
-      results.push_back({{"path", provider}, {"level", level_name}, {"gbps", *gbps}});
+      results.push_back(
+          {{"path", provider}, {"level", level_name}, {"fresh", fresh}, {"gbps", *gbps}});
       if (!as_json) {
         std::printf("%-14s %-10s %8.2f %10.2f\n", provider.c_str(), level_name.c_str(), *gbps,
                     *gbps / memcpy_gbps);

@@ -32,8 +32,8 @@ struct ProcessingStep {
 
 struct ReceiverOptions {
   std::string listen_host = "127.0.0.1";
-  uint16_t listen_port = 0;   // 0: pick one (see Receiver::listen_address)
-  std::string provider;       // libfabric provider; empty picks the best available
+  uint16_t listen_port = 0;                   // 0: pick one (see Receiver::listen_address)
+  std::string provider;                       // libfabric provider; empty picks the best available
   uint64_t window_pool_bytes = 256ull << 20;  // all windows together
   uint64_t window_bytes = 32ull << 20;        // one window; a chunk must fit in it
   uint32_t windows_per_delivery = 4;          // windows one delivery may hold at once
@@ -44,12 +44,14 @@ struct ReceiverOptions {
   uint64_t max_delivery_bytes = 1ull << 40;  // one delivery
   uint32_t max_deliveries_per_sender = 16;   // in progress at once
   uint32_t max_windows_per_sender = 16;      // granted at once, over all its deliveries
-  // Retention. Empty data_dir: volatile only, bytes held in unlinked files in scratch_dir.
-  // With data_dir, process-restart and power-loss deliveries are kept there (docs/retention.md)
-  // and volatile ones still in scratch_dir.
+  // Retention. Empty data_dir: volatile only. Volatile deliveries are held in memory files
+  // (memfd), or in unlinked files in scratch_dir when one is named. With data_dir,
+  // process-restart and power-loss deliveries are kept there (docs/retention.md).
   std::string data_dir;
-  std::string scratch_dir = "/tmp";
-  uint64_t volatile_capacity_bytes = 64ull << 30;
+  std::string scratch_dir;
+  // Bytes all volatile deliveries may hold together; 0: half the host's memory when held in
+  // memory, 64 GiB in a scratch directory.
+  uint64_t volatile_capacity_bytes = 0;
   // Which retained payloads the start-up recovery re-hashes: "all", "unsynced" (the
   // process-restart ones, which a power cut may have torn) or "none" (presence and size).
   std::string verify_on_start = "unsynced";

@@ -4,7 +4,9 @@
 #pragma once
 
 #include <atomic>
+#include <condition_variable>
 #include <functional>
+#include <mutex>
 #include <thread>
 
 #include "fabric/node.h"
@@ -24,6 +26,9 @@ class ProgressLoop {
   ProgressLoop& operator=(const ProgressLoop&) = delete;
 
   void Stop();
+  // Traffic is about to come (e.g. a window was just granted): leave any long idle nap and
+  // poll eagerly again. Any thread may call it.
+  void Wake();
 
  private:
   void Run();
@@ -32,6 +37,9 @@ class ProgressLoop {
   Handler on_record_;
   FailureHandler on_failure_;
   std::atomic<bool> stop_{false};
+  std::atomic<bool> woken_{false};
+  std::mutex wake_mu_;
+  std::condition_variable wake_cv_;
   std::thread thread_;
 };
 

@@ -1,10 +1,9 @@
 #include "receiver/connection.h"
 
 #include <poll.h>
+#include <unistd.h>
 
 #include <nlohmann/json.hpp>
-
-#include <unistd.h>
 
 #include "receipt/signing.h"
 #include "receiver/peer_uid.h"
@@ -72,9 +71,9 @@ void Connection::Run() {
         if (message.status().code() == ErrorCode::kMalformed ||
             message.status().code() == ErrorCode::kUnsupported) {
           // Name what was wrong, then drop the connection: its stream can't be trusted.
-          (void)channel_.Send(protocol::Refuse{
-              delivery_ ? delivery_->announce().delivery_id : "", RefuseReason::kMalformed,
-              message.status().message()});
+          (void)channel_.Send(protocol::Refuse{delivery_ ? delivery_->announce().delivery_id : "",
+                                               RefuseReason::kMalformed,
+                                               message.status().message()});
         }
         break;
       }
@@ -144,18 +143,21 @@ Status Connection::OnAnnounce(const protocol::Announce& a) {
       return Refuse(a.delivery_id, RefuseReason::kAuth,
                     "provider " + core_.node->provider().name() +
                         " does not check memory keys, so this receiver admits only its own user "
-                        "(uid " + std::to_string(getuid()) + ") over it; the sender is " +
+                        "(uid " +
+                        std::to_string(getuid()) + ") over it; the sender is " +
                         (uid.ok() ? "uid " + std::to_string(*uid) : uid.status().message()));
     }
   }
   if (a.bytes > opt.max_delivery_bytes) {
     return Refuse(a.delivery_id, RefuseReason::kOversize,
-                  "delivery of " + std::to_string(a.bytes) + " bytes exceeds this receiver's limit of " +
+                  "delivery of " + std::to_string(a.bytes) +
+                      " bytes exceeds this receiver's limit of " +
                       std::to_string(opt.max_delivery_bytes) + " bytes");
   }
   if (a.chunk_size > core_.pool->window_bytes()) {
     return Refuse(a.delivery_id, RefuseReason::kOversize,
-                  "chunk size " + std::to_string(a.chunk_size) + " exceeds this receiver's window of " +
+                  "chunk size " + std::to_string(a.chunk_size) +
+                      " exceeds this receiver's window of " +
                       std::to_string(core_.pool->window_bytes()) + " bytes");
   }
   if (a.until == Rung::kProcessed && !opt.processing) {
@@ -169,7 +171,8 @@ Status Connection::OnAnnounce(const protocol::Announce& a) {
                       " retention (without --data only volatile is offered)");
   }
   auto existing = core_.store->Lookup(a.delivery_id);
-  if (!existing.ok()) return Refuse(a.delivery_id, RefuseReason::kInternal, existing.status().message());
+  if (!existing.ok())
+    return Refuse(a.delivery_id, RefuseReason::kInternal, existing.status().message());
   if (existing->has_value()) {
     const store::RetainedDelivery& held = **existing;
     if (held.meta.digest != a.digest || held.meta.bytes != a.bytes || held.meta.rule != a.rule) {
@@ -210,8 +213,8 @@ Status Connection::OnAnnounce(const protocol::Announce& a) {
     core_.Unreserve(sender_, ReceiverCore::Usage::kDeliveries);
     return Refuse(a.delivery_id, ReasonFor(writer.status()), writer.status().message());
   }
-  delivery_ = std::make_unique<InboundDelivery>(a, std::move(digester).value(),
-                                                std::move(writer).value());
+  delivery_ =
+      std::make_unique<InboundDelivery>(a, std::move(digester).value(), std::move(writer).value());
   receipts_.clear();
   return Status::Ok();
 }
@@ -272,7 +275,8 @@ Status Connection::GrantWindows() {
   InboundDelivery& d = *delivery_;
   const std::string id = d.announce().delivery_id;  // a copy: EndDelivery() frees the announce
   while (d.NeedsWindow(core_.options.windows_per_delivery)) {
-    if (!core_.Reserve(sender_, ReceiverCore::Usage::kWindows)) break;  // its other deliveries hold them
+    if (!core_.Reserve(sender_, ReceiverCore::Usage::kWindows))
+      break;  // its other deliveries hold them
     auto window = core_.pool->TryAcquire(inbox_->event_fd());
     if (!window) {
       core_.Unreserve(sender_, ReceiverCore::Usage::kWindows);
@@ -287,10 +291,22 @@ Status Connection::GrantWindows() {
     LiveWindow live;
     live.tag = *tag;
     live.pool_index = window->index;
-    live.data = window->data;
     live.first_chunk = d.next_grant_chunk();
     live.chunk_count = d.ChunksForWindow(core_.pool->window_bytes());
     live.length = d.BytesForChunks(live.first_chunk, live.chunk_count);
+    // Where the store can take the bytes in place (memory-backed volatile retention), the
+    // window is the store's own memory and consuming it copies nothing; the pool's window
+    // then only counts against the limit of windows in flight.
+    auto placement = d.writer().Placement(live.first_chunk * d.announce().chunk_size, live.length);
+    if (!placement.ok()) {
+      core_.router.Unbind(live.tag);
+      core_.pool->Release(live.pool_index);
+      core_.Unreserve(sender_, ReceiverCore::Usage::kWindows);
+      EndDelivery();
+      return Refuse(id, ReasonFor(placement.status()),
+                    "storing delivery " + id + " failed: " + placement.status().message());
+    }
+    live.data = *placement != nullptr ? *placement : window->data;
     auto region = core_.node->Register(live.data, live.length, fabric::Access::kRemoteWrite);
     if (!region.ok()) {
       core_.router.Unbind(live.tag);
@@ -309,6 +325,7 @@ Status Connection::GrantWindows() {
                           live.chunk_count};
     d.AddWindow(std::move(live));
     WRIT_RETURN_IF_ERROR(Send(grant));
+    if (core_.progress != nullptr) core_.progress->Wake();
   }
 
   return Status::Ok();
@@ -324,8 +341,8 @@ Status Connection::Advance() {
   if (!consumed.ok()) {
     // The refusal goes out before the windows are revoked, so the sender reads why (e.g. a
     // full disk: exit 6) before any write in flight fails on a revoked window.
-    Status told = Refuse(id, ReasonFor(consumed.status()), "storing delivery " + id + " failed: " +
-                                                               consumed.status().message());
+    Status told = Refuse(id, ReasonFor(consumed.status()),
+                         "storing delivery " + id + " failed: " + consumed.status().message());
     EndDelivery();
     return told;
   }
@@ -360,10 +377,9 @@ Status Connection::Finish() {
   if (core_.options.processing) {
     const ProcessingStep& step = *core_.options.processing;
     store::PayloadWriter& writer = d.writer();
-    DeliveryView view{a.delivery_id, a.bytes, ref.digest,
-                      [&writer](uint64_t offset, std::span<uint8_t> out) {
-                        return writer.Read(offset, out);
-                      }};
+    DeliveryView view{
+        a.delivery_id, a.bytes, ref.digest,
+        [&writer](uint64_t offset, std::span<uint8_t> out) { return writer.Read(offset, out); }};
     Status ran = step.run(view);
     if (!ran.ok()) {
       EndDelivery();

@@ -1,6 +1,7 @@
 #include "writ/receiver.h"
 
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <atomic>
 #include <cstdlib>
@@ -127,16 +128,24 @@ Status ReceiverImpl::Init() {
 
   WRIT_ASSIGN_OR_RETURN(core_.pool,
                         receiver::WindowPool::Create(opt.window_pool_bytes, opt.window_bytes));
+  uint64_t volatile_capacity = opt.volatile_capacity_bytes;
+  if (volatile_capacity == 0) {
+    const uint64_t host_memory = static_cast<uint64_t>(sysconf(_SC_PHYS_PAGES)) *
+                                 static_cast<uint64_t>(sysconf(_SC_PAGESIZE));
+    volatile_capacity = opt.scratch_dir.empty() ? host_memory / 2 : 64ull << 30;
+  }
   WRIT_ASSIGN_OR_RETURN(std::unique_ptr<store::Store> volatile_store,
-                        store::VolatileStore::Open(opt.scratch_dir, opt.volatile_capacity_bytes));
+                        store::VolatileStore::Open(opt.scratch_dir, volatile_capacity));
   if (durable) {
-    core_.store = std::make_unique<store::RoutingStore>(std::move(volatile_store), std::move(durable));
+    core_.store =
+        std::make_unique<store::RoutingStore>(std::move(volatile_store), std::move(durable));
   } else {
     core_.store = std::move(volatile_store);
   }
 
   progress_ = std::make_unique<fabric::ProgressLoop>(
       *core_.node, [this](const fabric::WorkCompletion& r) { OnRecord(r); });
+  core_.progress = progress_.get();
   accept_thread_ = std::thread([this] { AcceptLoop(); });
   return Status::Ok();
 }
@@ -172,12 +181,13 @@ void ReceiverImpl::AcceptLoop() {
     std::lock_guard lock(conns_mu_);
     if (stopping_.load()) break;
     if (conns_.size() >= core_.options.max_connections) {
-      (void)channel->Send(protocol::Refuse{"", protocol::RefuseReason::kLimit,
-                                           "too many connections (limit " +
-                                               std::to_string(core_.options.max_connections) + ")"});
+      (void)channel->Send(protocol::Refuse{
+          "", protocol::RefuseReason::kLimit,
+          "too many connections (limit " + std::to_string(core_.options.max_connections) + ")"});
       continue;
     }
-    conns_.push_back(Running{std::make_unique<receiver::Connection>(core_, std::move(channel).value()), {}});
+    conns_.push_back(
+        Running{std::make_unique<receiver::Connection>(core_, std::move(channel).value()), {}});
     receiver::Connection* connection = conns_.back().connection.get();
     conns_.back().thread = std::thread([connection] { connection->Run(); });
   }
@@ -197,6 +207,7 @@ Status ReceiverImpl::Stop() {
     conns_.clear();
   }
   if (progress_) progress_->Stop();
+  core_.progress = nullptr;
   progress_.reset();
   return core_.node ? core_.node->Close() : Status::Ok();
 }

@@ -8,6 +8,7 @@
 #include <string>
 
 #include "fabric/node.h"
+#include "fabric/progress_loop.h"
 #include "receipt/identity.h"
 #include "receiver/notification_router.h"
 #include "receiver/sender_auth.h"
@@ -20,13 +21,14 @@ namespace writ::receiver {
 
 struct ReceiverCore {
   ReceiverOptions options;
-  std::string issuer;                   // "writ serve 127.0.0.1:7000"
+  std::string issuer;  // "writ serve 127.0.0.1:7000"
   std::unique_ptr<fabric::FabricNode> node;
+  fabric::ProgressLoop* progress = nullptr;  // polls `node`; set before any connection runs
   std::unique_ptr<WindowPool> pool;
   NotificationRouter router;
   std::unique_ptr<store::Store> store;
-  ReceiptContext context;               // for receipts this receiver issues
-  std::vector<uint8_t> fabric_address;  // sent in Hello
+  ReceiptContext context;                     // for receipts this receiver issues
+  std::vector<uint8_t> fabric_address;        // sent in Hello
   std::optional<receipt::Identity> identity;  // signs every receipt
   SenderAuth auth;                            // --allow
 

@@ -44,7 +44,9 @@ uint64_t SeqOf(const std::string& name) {
   return seq;
 }
 
-bool IsSyncError(const Status& s) { return s.code() == ErrorCode::kIo && s.sys_errno() != ENOSPC && s.sys_errno() != EDQUOT; }
+bool IsSyncError(const Status& s) {
+  return s.code() == ErrorCode::kIo && s.sys_errno() != ENOSPC && s.sys_errno() != EDQUOT;
+}
 
 }  // namespace
 
@@ -67,13 +69,13 @@ Result<VerifyOnStart> ParseVerifyOnStart(std::string_view name) {
 
 std::vector<std::string> RecoveryReport::Lines() const {
   std::vector<std::string> lines;
-  lines.push_back("store recovery: " + std::to_string(retained) + " retained, " +
-                  std::to_string(verified) + " re-hashed, " + std::to_string(corrupt.size()) +
-                  " corrupt dropped, " + std::to_string(orphans_removed) + " orphans removed, " +
-                  std::to_string(unreceipted.size()) + " unreceipted dropped (data " + data_dir +
-                  ", filesystem " + filesystem + ", verify-on-start " +
-                  std::string(VerifyOnStartName(verify)) +
-                  (previous_sync_failure ? ", a sync had failed before: everything re-hashed" : "") + ")");
+  lines.push_back(
+      "store recovery: " + std::to_string(retained) + " retained, " + std::to_string(verified) +
+      " re-hashed, " + std::to_string(corrupt.size()) + " corrupt dropped, " +
+      std::to_string(orphans_removed) + " orphans removed, " + std::to_string(unreceipted.size()) +
+      " unreceipted dropped (data " + data_dir + ", filesystem " + filesystem +
+      ", verify-on-start " + std::string(VerifyOnStartName(verify)) +
+      (previous_sync_failure ? ", a sync had failed before: everything re-hashed" : "") + ")");
   for (const auto& c : corrupt) lines.push_back("store recovery: dropped corrupt delivery " + c);
   for (const auto& u : unreceipted) {
     lines.push_back("store recovery: dropped " + u +
@@ -86,7 +88,8 @@ std::vector<std::string> RecoveryReport::Lines() const {
 
 class DurableWriter : public PayloadWriter {
  public:
-  DurableWriter(DurableStore& store, DeliveryMeta meta, RetentionClass retention, uint64_t seq, int fd)
+  DurableWriter(DurableStore& store, DeliveryMeta meta, RetentionClass retention, uint64_t seq,
+                int fd)
       : store_(store),
         meta_(std::move(meta)),
         retention_(retention),
@@ -115,6 +118,12 @@ class DurableWriter : public PayloadWriter {
     }
     ++writes_;
     written_ += bytes.size();
+    if (retention_ == RetentionClass::kPowerLoss) {
+      // Start the disk on these bytes now, so the commit's fdatasync waits only for the
+      // tail instead of the whole delivery. Only a hint: the fdatasync decides, and reports
+      // any failure of this writeback too.
+      (void)store_.env_->StartWriteback(fd_, offset, bytes.size());
+    }
     return Status::Ok();
   }
 
@@ -162,8 +171,8 @@ Result<RetentionEvidence> DurableWriter::Commit(const std::vector<std::string>& 
     Status synced = env->Fdatasync(fd_);
     if (!synced.ok()) {
       store_.MarkSticky("fdatasync(" + tmp_ + ") failed (" + synced.message() + ")");
-      return Status::Retention("power-loss retention of " + meta_.id + " failed: fdatasync(" + tmp_ +
-                               "): " + synced.message());
+      return Status::Retention("power-loss retention of " + meta_.id + " failed: fdatasync(" +
+                               tmp_ + "): " + synced.message());
     }
     ev.push_back("fdatasync(" + tmp_ + ") = 0");
   } else {
@@ -174,8 +183,10 @@ Result<RetentionEvidence> DurableWriter::Commit(const std::vector<std::string>& 
   Status closed = env->Close(fd);
   if (!closed.ok()) {
     // A close error can report a failed writeback (e.g. NFS): the bytes may not be there.
-    if (IsSyncError(closed)) store_.MarkSticky("close(" + tmp_ + ") failed (" + closed.message() + ")");
-    return Status::Retention("retention of " + meta_.id + " failed: close(" + tmp_ + "): " + closed.message());
+    if (IsSyncError(closed))
+      store_.MarkSticky("close(" + tmp_ + ") failed (" + closed.message() + ")");
+    return Status::Retention("retention of " + meta_.id + " failed: close(" + tmp_ +
+                             "): " + closed.message());
   }
   Status renamed = env->Rename(store_.PathOf(tmp_), store_.PathOf(final_));
   if (!renamed.ok()) {
@@ -188,7 +199,8 @@ Result<RetentionEvidence> DurableWriter::Commit(const std::vector<std::string>& 
     if (!dir_synced.ok()) {
       store_.MarkSticky("fsync of directory " + std::string(kPayloadDir) + "/ failed (" +
                         dir_synced.message() + ")");
-      return Status::Retention("power-loss retention of " + meta_.id + " failed: " + dir_synced.message());
+      return Status::Retention("power-loss retention of " + meta_.id +
+                               " failed: " + dir_synced.message());
     }
     ev.push_back("fsync(directory " + std::string(kPayloadDir) + "/) = 0");
   }
@@ -210,7 +222,8 @@ Result<RetentionEvidence> DurableWriter::Commit(const std::vector<std::string>& 
   if (power && store_.sticky_failure()) {
     return Status::Retention("power-loss retention refused: " + *store_.sticky_failure());
   }
-  Status inserted = store_.index_->Insert(row, power ? IndexSync::kFull : IndexSync::kNormal, &commit, &replaced);
+  Status inserted =
+      store_.index_->Insert(row, power ? IndexSync::kFull : IndexSync::kNormal, &commit, &replaced);
   store_.NoteIndexSyncs(failures_before, "index commit of " + meta_.id);
   if (!inserted.ok()) {
     if (inserted.code() == ErrorCode::kRefused) return inserted;  // conflicting id: nothing to undo
@@ -232,21 +245,26 @@ Result<RetentionEvidence> DurableWriter::Commit(const std::vector<std::string>& 
   out.evidence = Join(ev, "; ");
   const std::string object = meta_.id + " (" + std::to_string(meta_.bytes) + " bytes, " +
                              std::string(protocol::RuleName(meta_.rule)) + " " + digest + ")";
-  const std::string result =
-      "`writ query " + meta_.id + "` returns " + object + " as retained and `writ store cat " + meta_.id +
-      " --data " + store_.dir_ + "` yields " + std::to_string(meta_.bytes) + " bytes with this digest";
+  const std::string result = "`writ query " + meta_.id + "` returns " + object +
+                             " as retained and `writ store cat " + meta_.id + " --data " +
+                             store_.dir_ + "` yields " + std::to_string(meta_.bytes) +
+                             " bytes with this digest";
   if (power) {
     out.acknowledged_point =
         "payload fdatasync'd under a temporary name, renamed into place and its directory fsync'd; "
-        "index row committed with SQLite synchronous=FULL (WAL synced); this receipt added to the row "
+        "index row committed with SQLite synchronous=FULL (WAL synced); this receipt added to the "
+        "row "
         "by another synchronous=FULL commit before it was sent";
     out.promise_after_failure =
-        "after a power loss of the receiving host (on storage that honors flushes) or a crash of the "
-        "receiver process, and a restart of the receiver on " + store_.dir_ + ": " + result;
+        "after a power loss of the receiving host (on storage that honors flushes) or a crash of "
+        "the "
+        "receiver process, and a restart of the receiver on " +
+        store_.dir_ + ": " + result;
   } else {
     out.acknowledged_point =
         "payload written to the OS (page cache; no fsync or fdatasync) under a temporary name and "
-        "renamed into place; index row committed with SQLite synchronous=NORMAL (WAL written to the "
+        "renamed into place; index row committed with SQLite synchronous=NORMAL (WAL written to "
+        "the "
         "OS, not synced); this receipt added to the row the same way before it was sent";
     out.promise_after_failure =
         "after the receiver process crashes or is killed and restarts on " + store_.dir_ +
@@ -272,7 +290,8 @@ std::string DurableStore::Location(uint64_t seq, const char* suffix) const {
   return name;
 }
 
-Result<std::unique_ptr<DurableStore>> DurableStore::Open(const std::string& dir, DurableOptions options,
+Result<std::unique_ptr<DurableStore>> DurableStore::Open(const std::string& dir,
+                                                         DurableOptions options,
                                                          RecoveryReport* report) {
   if (dir.empty()) return Status::InvalidArgument("empty data directory");
   std::string clean = dir;
@@ -295,7 +314,8 @@ Result<std::unique_ptr<DurableStore>> DurableStore::Open(const std::string& dir,
   auto pinfo = env->Stat(payloads);
   if (!pinfo.ok()) {
     if (pinfo.status().code() != ErrorCode::kNotFound) return pinfo.status();
-    if (read_only) return Status::NotFound(clean + " is not a writ data directory (no " + kPayloadDir + "/)");
+    if (read_only)
+      return Status::NotFound(clean + " is not a writ data directory (no " + kPayloadDir + "/)");
     WRIT_RETURN_IF_ERROR(env->CreateDir(payloads));
     WRIT_RETURN_IF_ERROR(env->SyncDir(clean));
   }
@@ -341,7 +361,8 @@ Status DurableStore::Stream(const IndexRow& row,
     return fd.status();
   }
   WRIT_ASSIGN_OR_RETURN(auto digester, protocol::Digester::Create(row.rule));
-  std::vector<uint8_t> block(static_cast<size_t>(std::min<uint64_t>(kBlock, std::max<uint64_t>(row.bytes, 1))));
+  std::vector<uint8_t> block(
+      static_cast<size_t>(std::min<uint64_t>(kBlock, std::max<uint64_t>(row.bytes, 1))));
   Status s;
   uint64_t done = 0;
   while (s.ok() && done < row.bytes) {
@@ -362,15 +383,17 @@ Status DurableStore::Stream(const IndexRow& row,
     // Bytes beyond the recorded length are a mismatch too.
     uint8_t extra = 0;
     Status more = env_->ReadAt(*fd, std::span<uint8_t>(&extra, 1), row.bytes);
-    if (more.ok()) s = Status::Validation(row.id + ": its payload " + row.location + " is longer than " + std::to_string(row.bytes) + " bytes");
+    if (more.ok())
+      s = Status::Validation(row.id + ": its payload " + row.location + " is longer than " +
+                             std::to_string(row.bytes) + " bytes");
   }
   (void)env_->Close(*fd);
   if (!s.ok()) return s;
   const std::vector<uint8_t> got = digester->Finish();
   if (got != row.digest) {
-    return Status::Validation(row.id + ": its bytes have " + std::string(protocol::RuleName(row.rule)) +
-                              " " + protocol::ToHex(got) + ", not the recorded " +
-                              protocol::ToHex(row.digest));
+    return Status::Validation(
+        row.id + ": its bytes have " + std::string(protocol::RuleName(row.rule)) + " " +
+        protocol::ToHex(got) + ", not the recorded " + protocol::ToHex(row.digest));
   }
   return Status::Ok();
 }
@@ -403,8 +426,8 @@ Status DurableStore::Recover(RecoveryReport* report) {
     if (s.code() == ErrorCode::kValidation) {
       std::string why = s.message();
       if (why.rfind(row.id + ": ", 0) == 0) why = why.substr(row.id.size() + 2);
-      report->corrupt.push_back(row.id + " (" + std::string(protocol::RetentionName(row.retention)) +
-                                "): " + why);
+      report->corrupt.push_back(row.id + " (" +
+                                std::string(protocol::RetentionName(row.retention)) + "): " + why);
       drop.push_back(row.id);
       continue;
     }
@@ -451,21 +474,25 @@ void DurableStore::MarkSticky(const std::string& what) {
     sticky_ = what;
   }
   if (options_.log) {
-    options_.log("store: " + what +
-                 "; power-loss retention is refused from now on, until the receiver is restarted and "
-                 "its store re-checked");
+    options_.log(
+        "store: " + what +
+        "; power-loss retention is refused from now on, until the receiver is restarted and "
+        "its store re-checked");
   }
   // Best effort: tells the next start to re-hash everything. Not synced -- a sync just failed.
   auto fd = env_->Open(dir_ + "/" + kSyncFailedMarker, O_CREAT | O_WRONLY | O_TRUNC, 0644);
   if (fd.ok()) {
     const std::string text = what + "\n";
-    (void)env_->WriteAt(*fd, std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(text.data()), text.size()), 0);
+    (void)env_->WriteAt(
+        *fd, std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(text.data()), text.size()),
+        0);
     (void)env_->Close(*fd);
   }
 }
 
 void DurableStore::NoteIndexSyncs(uint64_t failures_before, const std::string& what) {
-  if (index_->sync_failures() > failures_before) MarkSticky("a sync of the index failed during the " + what);
+  if (index_->sync_failures() > failures_before)
+    MarkSticky("a sync of the index failed during the " + what);
 }
 
 void DurableStore::Undo(const std::string& id, const std::string& location) {
@@ -538,11 +565,11 @@ Result<std::unique_ptr<PayloadWriter>> DurableStore::Begin(const DeliveryMeta& m
     if (fs.ok()) {
       const uint64_t need = meta.bytes + options_.reserve_bytes + in_flight_bytes_;
       if (need > fs->free_bytes || need < meta.bytes) {
-        return Status::Retention("disk full: delivery " + meta.id + " needs " + std::to_string(meta.bytes) +
-                                 " bytes (plus " + std::to_string(options_.reserve_bytes) +
-                                 " kept for the index) but " + dir_ + " has " +
-                                 std::to_string(fs->free_bytes) + " bytes free, " +
-                                 std::to_string(in_flight_bytes_) + " of them promised to deliveries in progress");
+        return Status::Retention(
+            "disk full: delivery " + meta.id + " needs " + std::to_string(meta.bytes) +
+            " bytes (plus " + std::to_string(options_.reserve_bytes) + " kept for the index) but " +
+            dir_ + " has " + std::to_string(fs->free_bytes) + " bytes free, " +
+            std::to_string(in_flight_bytes_) + " of them promised to deliveries in progress");
       }
     }
     in_flight_bytes_ += meta.bytes;
@@ -552,7 +579,8 @@ Result<std::unique_ptr<PayloadWriter>> DurableStore::Begin(const DeliveryMeta& m
   auto fd = env_->Open(PathOf(tmp), O_CREAT | O_EXCL | O_RDWR, 0644);
   if (!fd.ok()) {
     Release(meta.bytes);
-    return Status::Retention("cannot create the payload file for " + meta.id + ": " + fd.status().message());
+    return Status::Retention("cannot create the payload file for " + meta.id + ": " +
+                             fd.status().message());
   }
   return std::unique_ptr<PayloadWriter>(new DurableWriter(*this, meta, retention, seq, *fd));
 }
@@ -570,7 +598,8 @@ Status DurableStore::AppendReceipt(const std::string& id, const std::string& rec
     }
   }
   const uint64_t before = index_->sync_failures();
-  Status s = index_->AppendReceipt(id, receipt_json, power ? IndexSync::kFull : IndexSync::kNormal, nullptr);
+  Status s = index_->AppendReceipt(id, receipt_json, power ? IndexSync::kFull : IndexSync::kNormal,
+                                   nullptr);
   NoteIndexSyncs(before, "commit of the retained receipt of " + id);
   if (!s.ok()) {
     if (first) Undo(id, row->location);

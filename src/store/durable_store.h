@@ -49,10 +49,10 @@ struct RecoveryReport {
   std::string data_dir;
   std::string filesystem;
   VerifyOnStart verify = VerifyOnStart::kUnsynced;
-  bool previous_sync_failure = false;  // the SYNC-FAILED marker was found: everything re-hashed
-  uint64_t retained = 0;               // deliveries reported retained from now on
-  uint64_t verified = 0;               // of those, re-hashed against their digest
-  uint64_t orphans_removed = 0;        // payload files no index row names (e.g. half-written)
+  bool previous_sync_failure = false;    // the SYNC-FAILED marker was found: everything re-hashed
+  uint64_t retained = 0;                 // deliveries reported retained from now on
+  uint64_t verified = 0;                 // of those, re-hashed against their digest
+  uint64_t orphans_removed = 0;          // payload files no index row names (e.g. half-written)
   std::vector<std::string> corrupt;      // "ID: why", dropped: never reported retained
   std::vector<std::string> unreceipted;  // IDs committed without a retained receipt, dropped
   // One summary line, then one line per dropped delivery.

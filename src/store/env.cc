@@ -1,9 +1,8 @@
 #include "store/env.h"
 
-#include "common/unlinked_file.h"
-
 #include <dirent.h>
 #include <fcntl.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
 #include <sys/statvfs.h>
@@ -12,6 +11,8 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+
+#include "common/unlinked_file.h"
 
 namespace writ::store {
 namespace {
@@ -23,12 +24,11 @@ struct FsName {
 
 // statfs(2) f_type values (linux/magic.h) of the file systems a data directory is likely on.
 constexpr FsName kFsNames[] = {
-    {0xEF53, "ext4"},         {0x58465342, "xfs"},       {0x9123683E, "btrfs"},
-    {0x01021994, "tmpfs"},    {0x65735546, "fuse"},      {0x6969, "nfs"},
-    {0x2FC12FC1, "zfs"},      {0x794C7630, "overlayfs"}, {0xF2F52010, "f2fs"},
-    {0x3153464A, "jfs"},      {0x52654973, "reiserfs"},  {0xFF534D42, "cifs"},
-    {0x858458F6, "ramfs"},    {0x4D44, "vfat"},          {0x5346544E, "ntfs"},
-    {0xCA451A4E, "bcachefs"}, {0x9FA0, "proc"},
+    {0xEF53, "ext4"},      {0x58465342, "xfs"}, {0x9123683E, "btrfs"},    {0x01021994, "tmpfs"},
+    {0x65735546, "fuse"},  {0x6969, "nfs"},     {0x2FC12FC1, "zfs"},      {0x794C7630, "overlayfs"},
+    {0xF2F52010, "f2fs"},  {0x3153464A, "jfs"}, {0x52654973, "reiserfs"}, {0xFF534D42, "cifs"},
+    {0x858458F6, "ramfs"}, {0x4D44, "vfat"},    {0x5346544E, "ntfs"},     {0xCA451A4E, "bcachefs"},
+    {0x9FA0, "proc"},
 };
 
 class PosixEnv : public Env {
@@ -47,6 +47,50 @@ class PosixEnv : public Env {
     return fd;
   }
 
+  Result<int> OpenMemory(const std::string& name) override {
+    const int fd = ::memfd_create(name.c_str(), MFD_CLOEXEC);
+    if (fd < 0) return SysError("memfd_create(" + name + ")", errno);
+    return fd;
+  }
+
+  Status Allocate(int fd, uint64_t offset, uint64_t length, bool keep_size) override {
+    for (;;) {
+      if (::fallocate(fd, keep_size ? FALLOC_FL_KEEP_SIZE : 0, static_cast<off_t>(offset),
+                      static_cast<off_t>(length)) == 0) {
+        return Status::Ok();
+      }
+      if (errno == EINTR) continue;
+      if (errno == EOPNOTSUPP || errno == ENOSYS) return Status::Ok();  // only a hint there
+      return SysError("fallocate", errno);
+    }
+  }
+
+  Status Truncate(int fd, uint64_t length) override {
+    for (;;) {
+      if (::ftruncate(fd, static_cast<off_t>(length)) == 0) return Status::Ok();
+      if (errno != EINTR) return SysError("ftruncate", errno);
+    }
+  }
+
+  Result<uint8_t*> MapShared(int fd, uint64_t length) override {
+    void* map = ::mmap(nullptr, length, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    if (map == MAP_FAILED) return SysError("mmap", errno);
+    return static_cast<uint8_t*>(map);
+  }
+
+  Status Unmap(uint8_t* address, uint64_t length) override {
+    if (::munmap(address, length) != 0) return SysError("munmap", errno);
+    return Status::Ok();
+  }
+
+  Status StartWriteback(int fd, uint64_t offset, uint64_t length) override {
+    if (::sync_file_range(fd, static_cast<off_t>(offset), static_cast<off_t>(length),
+                          SYNC_FILE_RANGE_WRITE) == 0) {
+      return Status::Ok();
+    }
+    return SysError("sync_file_range", errno);
+  }
+
   Status Close(int fd) override {
     // Linux closes the descriptor even when close reports an error; never retry.
     if (::close(fd) != 0 && errno != EINTR) return SysError("close", errno);
@@ -56,8 +100,8 @@ class PosixEnv : public Env {
   Status WriteAt(int fd, std::span<const uint8_t> bytes, uint64_t offset) override {
     size_t done = 0;
     while (done < bytes.size()) {
-      const ssize_t n = ::pwrite(fd, bytes.data() + done, bytes.size() - done,
-                                 static_cast<off_t>(offset + done));
+      const ssize_t n =
+          ::pwrite(fd, bytes.data() + done, bytes.size() - done, static_cast<off_t>(offset + done));
       if (n < 0) {
         if (errno == EINTR) continue;
         return SysError("pwrite", errno);
@@ -98,7 +142,8 @@ class PosixEnv : public Env {
   }
 
   Status Rename(const std::string& from, const std::string& to) override {
-    if (::rename(from.c_str(), to.c_str()) != 0) return SysError("rename(" + from + ", " + to + ")", errno);
+    if (::rename(from.c_str(), to.c_str()) != 0)
+      return SysError("rename(" + from + ", " + to + ")", errno);
     return Status::Ok();
   }
 
@@ -110,8 +155,9 @@ class PosixEnv : public Env {
   Status CreateDir(const std::string& path) override {
     if (::mkdir(path.c_str(), 0755) != 0) {
       const int err = errno;
-      struct stat st{};
-      if (err == EEXIST && ::stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode)) return Status::Ok();
+      struct stat st {};
+      if (err == EEXIST && ::stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode))
+        return Status::Ok();
       return SysError("mkdir(" + path + ")", err);
     }
     return Status::Ok();
@@ -144,7 +190,7 @@ class PosixEnv : public Env {
   }
 
   Result<FileInfo> Stat(const std::string& path) override {
-    struct stat st{};
+    struct stat st {};
     if (::stat(path.c_str(), &st) != 0) {
       if (errno == ENOENT) return Status::NotFound(path + " does not exist");
       return SysError("stat(" + path + ")", errno);
@@ -156,9 +202,9 @@ class PosixEnv : public Env {
   }
 
   Result<FsInfo> StatFs(const std::string& path) override {
-    struct statfs fs{};
+    struct statfs fs {};
     if (::statfs(path.c_str(), &fs) != 0) return SysError("statfs(" + path + ")", errno);
-    struct statvfs vfs{};
+    struct statvfs vfs {};
     if (::statvfs(path.c_str(), &vfs) != 0) return SysError("statvfs(" + path + ")", errno);
     FsInfo info;
     info.type_magic = static_cast<uint64_t>(static_cast<uint32_t>(fs.f_type));
@@ -166,7 +212,8 @@ class PosixEnv : public Env {
     std::snprintf(hex, sizeof hex, "0x%llx", static_cast<unsigned long long>(info.type_magic));
     info.type = std::string("unknown (statfs f_type ") + hex + ")";
     for (const auto& known : kFsNames) {
-      if (known.magic == info.type_magic) info.type = std::string(known.name) + " (statfs f_type " + hex + ")";
+      if (known.magic == info.type_magic)
+        info.type = std::string(known.name) + " (statfs f_type " + hex + ")";
     }
     info.free_bytes = static_cast<uint64_t>(vfs.f_bavail) * static_cast<uint64_t>(vfs.f_frsize);
     return info;

@@ -46,6 +46,20 @@ class Env {
   virtual Status Close(int fd) = 0;
   // A read-write file with no name in `dir` (O_TMPFILE, else mkstemp + unlink).
   virtual Result<int> OpenUnlinked(const std::string& dir) = 0;
+  // A read-write file that lives only in memory (memfd_create), named `name` in /proc.
+  virtual Result<int> OpenMemory(const std::string& name) = 0;
+  // fallocate(2) of [offset, offset + length): the blocks (or memory pages) exist before
+  // anything is written, so a full disk shows up here and writes do not allocate page by
+  // page. `keep_size` leaves the file's size alone. Unsupported by the file system: Ok.
+  virtual Status Allocate(int fd, uint64_t offset, uint64_t length, bool keep_size) = 0;
+  // ftruncate(2).
+  virtual Status Truncate(int fd, uint64_t length) = 0;
+  // A shared read-write mapping of the first `length` bytes of `fd` (mmap MAP_SHARED).
+  virtual Result<uint8_t*> MapShared(int fd, uint64_t length) = 0;
+  virtual Status Unmap(uint8_t* address, uint64_t length) = 0;
+  // Starts writeback of the range (sync_file_range SYNC_FILE_RANGE_WRITE) without waiting:
+  // a hint that overlaps the disk's work with what follows; it makes nothing durable.
+  virtual Status StartWriteback(int fd, uint64_t offset, uint64_t length) = 0;
   // Writes all of `bytes` at `offset` (pwrite, retried on short writes and EINTR).
   virtual Status WriteAt(int fd, std::span<const uint8_t> bytes, uint64_t offset) = 0;
   // Reads exactly out.size() bytes at `offset`; a short file is an error.
@@ -80,6 +94,20 @@ class EnvWrapper : public Env {
   }
   Status Close(int fd) override { return target_->Close(fd); }
   Result<int> OpenUnlinked(const std::string& dir) override { return target_->OpenUnlinked(dir); }
+  Result<int> OpenMemory(const std::string& name) override { return target_->OpenMemory(name); }
+  Status Allocate(int fd, uint64_t offset, uint64_t length, bool keep_size) override {
+    return target_->Allocate(fd, offset, length, keep_size);
+  }
+  Status StartWriteback(int fd, uint64_t offset, uint64_t length) override {
+    return target_->StartWriteback(fd, offset, length);
+  }
+  Status Truncate(int fd, uint64_t length) override { return target_->Truncate(fd, length); }
+  Result<uint8_t*> MapShared(int fd, uint64_t length) override {
+    return target_->MapShared(fd, length);
+  }
+  Status Unmap(uint8_t* address, uint64_t length) override {
+    return target_->Unmap(address, length);
+  }
   Status WriteAt(int fd, std::span<const uint8_t> bytes, uint64_t offset) override {
     return target_->WriteAt(fd, bytes, offset);
   }

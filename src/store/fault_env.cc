@@ -8,9 +8,9 @@ namespace writ::store {
 namespace {
 
 const std::set<std::string>& KnownOps() {
-  static const std::set<std::string> ops = {"open",   "write",       "fdatasync",      "fsync",
-                                            "syncdir", "rename",     "remove",         "index-write",
-                                            "index-truncate", "index-sync"};
+  static const std::set<std::string> ops = {
+      "open",   "write",  "fdatasync",   "fsync",          "syncdir",
+      "rename", "remove", "index-write", "index-truncate", "index-sync"};
   return ops;
 }
 
@@ -20,11 +20,13 @@ Result<int> ParseErrno(const std::string& text) {
   if (text == "EDQUOT") return EDQUOT;
   if (text == "EROFS") return EROFS;
   if (text == "EMFILE") return EMFILE;
-  if (!text.empty() && text.find_first_not_of("0123456789") == std::string::npos && text.size() < 5) {
+  if (!text.empty() && text.find_first_not_of("0123456789") == std::string::npos &&
+      text.size() < 5) {
     const int value = std::atoi(text.c_str());
     if (value > 0) return value;
   }
-  return Status::InvalidArgument("unknown errno '" + text + "' (EIO, ENOSPC, EDQUOT, EROFS or a number)");
+  return Status::InvalidArgument("unknown errno '" + text +
+                                 "' (EIO, ENOSPC, EDQUOT, EROFS or a number)");
 }
 
 }  // namespace
@@ -46,13 +48,15 @@ Result<std::unique_ptr<FaultInjectionEnv>> FaultInjectionEnv::Parse(const std::s
     }
     Fault f;
     f.op = item.substr(0, at);
-    if (!KnownOps().contains(f.op)) return Status::InvalidArgument("fault '" + item + "': unknown operation " + f.op);
+    if (!KnownOps().contains(f.op))
+      return Status::InvalidArgument("fault '" + item + "': unknown operation " + f.op);
     std::string count = item.substr(at + 1, eq - at - 1);
     if (!count.empty() && count.back() == '+') {
       f.and_after = true;
       count.pop_back();
     }
-    if (count.empty() || count.size() > 9 || count.find_first_not_of("0123456789") != std::string::npos) {
+    if (count.empty() || count.size() > 9 ||
+        count.find_first_not_of("0123456789") != std::string::npos) {
       return Status::InvalidArgument("fault '" + item + "': bad count");
     }
     f.nth = std::strtoull(count.c_str(), nullptr, 10);
@@ -119,7 +123,8 @@ Result<int> FaultInjectionEnv::Open(const std::string& path, int flags, mode_t m
 }
 
 Status FaultInjectionEnv::WriteAt(int fd, std::span<const uint8_t> bytes, uint64_t offset) {
-  if (int err = Check("write", std::to_string(bytes.size()) + " bytes at " + std::to_string(offset))) {
+  if (int err =
+          Check("write", std::to_string(bytes.size()) + " bytes at " + std::to_string(offset))) {
     return SysError("pwrite", err);
   }
   return EnvWrapper::WriteAt(fd, bytes, offset);
@@ -136,7 +141,8 @@ Status FaultInjectionEnv::Fsync(int fd) {
 }
 
 Status FaultInjectionEnv::Rename(const std::string& from, const std::string& to) {
-  if (int err = Check("rename", from + " -> " + to)) return SysError("rename(" + from + ", " + to + ")", err);
+  if (int err = Check("rename", from + " -> " + to))
+    return SysError("rename(" + from + ", " + to + ")", err);
   return EnvWrapper::Rename(from, to);
 }
 
@@ -151,9 +157,13 @@ Status FaultInjectionEnv::SyncDir(const std::string& path) {
 }
 
 Status FaultInjectionEnv::BeforeIndexIo(IndexIo op, const std::string& path) {
-  const char* name = op == IndexIo::kWrite ? "index-write" : op == IndexIo::kSync ? "index-sync" : "index-truncate";
+  const char* name = op == IndexIo::kWrite  ? "index-write"
+                     : op == IndexIo::kSync ? "index-sync"
+                                            : "index-truncate";
   if (int err = Check(name, path)) {
-    return SysError(std::string(op == IndexIo::kSync ? "fsync" : op == IndexIo::kWrite ? "write" : "ftruncate") +
+    return SysError(std::string(op == IndexIo::kSync    ? "fsync"
+                                : op == IndexIo::kWrite ? "write"
+                                                        : "ftruncate") +
                         "(" + path + ")",
                     err);
   }

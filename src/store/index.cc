@@ -83,7 +83,8 @@ int ShimDeviceCharacteristics(sqlite3_file* f) {
 }
 int ShimShmMap(sqlite3_file* f, int region, int size, int extend, void volatile** out) {
   const sqlite3_io_methods* m = Real(f)->pMethods;
-  return m->iVersion >= 2 && m->xShmMap ? m->xShmMap(Real(f), region, size, extend, out) : SQLITE_IOERR;
+  return m->iVersion >= 2 && m->xShmMap ? m->xShmMap(Real(f), region, size, extend, out)
+                                        : SQLITE_IOERR;
 }
 int ShimShmLock(sqlite3_file* f, int offset, int n, int flags) {
   const sqlite3_io_methods* m = Real(f)->pMethods;
@@ -109,10 +110,25 @@ int ShimUnfetch(sqlite3_file* f, sqlite3_int64 off, void* p) {
 }
 
 const sqlite3_io_methods kShimMethods = {
-    3,           ShimClose,          ShimRead,         ShimWrite,       ShimTruncate,
-    ShimSync,    ShimFileSize,       ShimLock,         ShimUnlock,      ShimCheckReservedLock,
-    ShimFileControl, ShimSectorSize, ShimDeviceCharacteristics, ShimShmMap, ShimShmLock,
-    ShimShmBarrier,  ShimShmUnmap,   ShimFetch,        ShimUnfetch,
+    3,
+    ShimClose,
+    ShimRead,
+    ShimWrite,
+    ShimTruncate,
+    ShimSync,
+    ShimFileSize,
+    ShimLock,
+    ShimUnlock,
+    ShimCheckReservedLock,
+    ShimFileControl,
+    ShimSectorSize,
+    ShimDeviceCharacteristics,
+    ShimShmMap,
+    ShimShmLock,
+    ShimShmBarrier,
+    ShimShmUnmap,
+    ShimFetch,
+    ShimUnfetch,
 };
 
 }  // namespace
@@ -125,7 +141,8 @@ struct Index::Shim {
 
   static Shim* Of(sqlite3_vfs* v) { return static_cast<Shim*>(v->pAppData); }
 
-  static int Open(sqlite3_vfs* v, sqlite3_filename name, sqlite3_file* f, int flags, int* out_flags) {
+  static int Open(sqlite3_vfs* v, sqlite3_filename name, sqlite3_file* f, int flags,
+                  int* out_flags) {
     Shim* shim = Of(v);
     ShimFile* s = reinterpret_cast<ShimFile*>(f);
     s->base.pMethods = nullptr;
@@ -147,8 +164,12 @@ struct Index::Shim {
   static int FullPathname(sqlite3_vfs* v, const char* name, int n, char* out) {
     return Of(v)->real->xFullPathname(Of(v)->real, name, n, out);
   }
-  static void* DlOpen(sqlite3_vfs* v, const char* name) { return Of(v)->real->xDlOpen(Of(v)->real, name); }
-  static void DlError(sqlite3_vfs* v, int n, char* out) { Of(v)->real->xDlError(Of(v)->real, n, out); }
+  static void* DlOpen(sqlite3_vfs* v, const char* name) {
+    return Of(v)->real->xDlOpen(Of(v)->real, name);
+  }
+  static void DlError(sqlite3_vfs* v, int n, char* out) {
+    Of(v)->real->xDlError(Of(v)->real, n, out);
+  }
   static void (*DlSym(sqlite3_vfs* v, void* h, const char* sym))(void) {
     return Of(v)->real->xDlSym(Of(v)->real, h, sym);
   }
@@ -157,7 +178,9 @@ struct Index::Shim {
     return Of(v)->real->xRandomness(Of(v)->real, n, out);
   }
   static int Sleep(sqlite3_vfs* v, int us) { return Of(v)->real->xSleep(Of(v)->real, us); }
-  static int CurrentTime(sqlite3_vfs* v, double* out) { return Of(v)->real->xCurrentTime(Of(v)->real, out); }
+  static int CurrentTime(sqlite3_vfs* v, double* out) {
+    return Of(v)->real->xCurrentTime(Of(v)->real, out);
+  }
   static int GetLastError(sqlite3_vfs* v, int n, char* out) {
     return Of(v)->real->xGetLastError(Of(v)->real, n, out);
   }
@@ -241,8 +264,9 @@ Result<std::unique_ptr<Index>> Index::Open(const std::string& path, Env* env, bo
   }
   index->shim_ = std::move(shim);
 
-  const int flags = (read_only ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE) |
-                    SQLITE_OPEN_NOMUTEX;
+  const int flags =
+      (read_only ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE) |
+      SQLITE_OPEN_NOMUTEX;
   const int rc = sqlite3_open_v2(path.c_str(), &index->db_, flags, index->shim_->name.c_str());
   if (rc != SQLITE_OK) {
     Status s = Status::Io("cannot open the index " + path + ": " +
@@ -254,7 +278,8 @@ Result<std::unique_ptr<Index>> Index::Open(const std::string& path, Env* env, bo
   if (read_only) {
     // Fail now, naming the problem, if this is not a writ index.
     sqlite3_stmt* st = nullptr;
-    const int prc = sqlite3_prepare_v2(index->db_, "SELECT count(*) FROM deliveries", -1, &st, nullptr);
+    const int prc =
+        sqlite3_prepare_v2(index->db_, "SELECT count(*) FROM deliveries", -1, &st, nullptr);
     int src = prc == SQLITE_OK ? sqlite3_step(st) : prc;
     sqlite3_finalize(st);
     if (src != SQLITE_ROW) {
@@ -265,18 +290,18 @@ Result<std::unique_ptr<Index>> Index::Open(const std::string& path, Env* env, bo
   std::lock_guard lock(index->mu_);
   WRIT_RETURN_IF_ERROR(index->Exec("PRAGMA journal_mode=WAL"));
   WRIT_RETURN_IF_ERROR(index->Exec("PRAGMA synchronous=FULL"));
-  WRIT_RETURN_IF_ERROR(index->Exec(
-      "CREATE TABLE IF NOT EXISTS deliveries ("
-      " id TEXT PRIMARY KEY NOT NULL,"
-      " bytes INTEGER NOT NULL,"
-      " chunk_size INTEGER NOT NULL,"
-      " rule TEXT NOT NULL,"
-      " digest TEXT NOT NULL,"
-      " retention TEXT NOT NULL,"
-      " location TEXT NOT NULL,"
-      " receipts TEXT NOT NULL,"
-      " state TEXT NOT NULL,"
-      " committed_at TEXT NOT NULL)"));
+  WRIT_RETURN_IF_ERROR(
+      index->Exec("CREATE TABLE IF NOT EXISTS deliveries ("
+                  " id TEXT PRIMARY KEY NOT NULL,"
+                  " bytes INTEGER NOT NULL,"
+                  " chunk_size INTEGER NOT NULL,"
+                  " rule TEXT NOT NULL,"
+                  " digest TEXT NOT NULL,"
+                  " retention TEXT NOT NULL,"
+                  " location TEXT NOT NULL,"
+                  " receipts TEXT NOT NULL,"
+                  " state TEXT NOT NULL,"
+                  " committed_at TEXT NOT NULL)"));
   WRIT_RETURN_IF_ERROR(index->Exec(
       "CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY NOT NULL, value TEXT NOT NULL)"));
   WRIT_RETURN_IF_ERROR(
@@ -334,11 +359,14 @@ class Stmt {
   ~Stmt() { sqlite3_finalize(st_); }
   int prepared() const { return rc_; }
   sqlite3_stmt* get() { return st_; }
-  void Text(int i, const std::string& s) { sqlite3_bind_text(st_, i, s.data(), static_cast<int>(s.size()), SQLITE_TRANSIENT); }
+  void Text(int i, const std::string& s) {
+    sqlite3_bind_text(st_, i, s.data(), static_cast<int>(s.size()), SQLITE_TRANSIENT);
+  }
   void Int(int i, uint64_t v) { sqlite3_bind_int64(st_, i, static_cast<sqlite3_int64>(v)); }
   std::string Col(int i) {
     const unsigned char* t = sqlite3_column_text(st_, i);
-    return t ? std::string(reinterpret_cast<const char*>(t), static_cast<size_t>(sqlite3_column_bytes(st_, i)))
+    return t ? std::string(reinterpret_cast<const char*>(t),
+                           static_cast<size_t>(sqlite3_column_bytes(st_, i)))
              : std::string();
   }
   uint64_t ColInt(int i) { return static_cast<uint64_t>(sqlite3_column_int64(st_, i)); }
@@ -349,7 +377,8 @@ class Stmt {
 };
 
 constexpr const char* kSelect =
-    "SELECT id, bytes, chunk_size, rule, digest, retention, location, receipts, state, committed_at "
+    "SELECT id, bytes, chunk_size, rule, digest, retention, location, receipts, state, "
+    "committed_at "
     "FROM deliveries";
 
 Result<IndexRow> RowFrom(Stmt& st) {
@@ -362,15 +391,19 @@ Result<IndexRow> RowFrom(Stmt& st) {
   WRIT_ASSIGN_OR_RETURN(row.retention, protocol::ParseRetention(st.Col(5)));
   row.location = st.Col(6);
   auto receipts = nlohmann::json::parse(st.Col(7), nullptr, false);
-  if (!receipts.is_array()) return Status::Malformed("receipts of " + row.id + " are not a JSON array");
+  if (!receipts.is_array())
+    return Status::Malformed("receipts of " + row.id + " are not a JSON array");
   for (const auto& r : receipts) {
     if (!r.is_string()) return Status::Malformed("a receipt of " + row.id + " is not a string");
     row.receipts.push_back(r.get<std::string>());
   }
   const std::string state = st.Col(8);
-  if (state == "receipted") row.state = RowState::kReceipted;
-  else if (state == "committed") row.state = RowState::kCommitted;
-  else return Status::Malformed("row " + row.id + " has unknown state '" + state + "'");
+  if (state == "receipted")
+    row.state = RowState::kReceipted;
+  else if (state == "committed")
+    row.state = RowState::kCommitted;
+  else
+    return Status::Malformed("row " + row.id + " has unknown state '" + state + "'");
   row.committed_at = st.Col(9);
   return row;
 }
@@ -412,13 +445,15 @@ Result<std::vector<IndexRow>> Index::All() {
   return rows;
 }
 
-Status Index::Transaction(IndexSync mode, IndexCommit* commit, const std::function<Status()>& body) {
+Status Index::Transaction(IndexSync mode, IndexCommit* commit,
+                          const std::function<Status()>& body) {
   // Caller holds mu_.
   IndexCommit local;
   IndexCommit* rec = commit ? commit : &local;
   rec->mode = mode;
   rec->syncs.clear();
-  WRIT_RETURN_IF_ERROR(Exec(mode == IndexSync::kFull ? "PRAGMA synchronous=FULL" : "PRAGMA synchronous=NORMAL"));
+  WRIT_RETURN_IF_ERROR(
+      Exec(mode == IndexSync::kFull ? "PRAGMA synchronous=FULL" : "PRAGMA synchronous=NORMAL"));
   recording_ = rec;
   Status s = Exec("BEGIN IMMEDIATE");
   if (s.ok()) {
@@ -433,7 +468,8 @@ Status Index::Transaction(IndexSync mode, IndexCommit* commit, const std::functi
   recording_ = nullptr;
   if (s.ok()) {
     for (const auto& call : rec->syncs) {
-      if (!call.ok) return Status::Io("index " + path_ + ": xSync(" + call.file + ") " + call.result, EIO);
+      if (!call.ok)
+        return Status::Io("index " + path_ + ": xSync(" + call.file + ") " + call.result, EIO);
     }
   }
   return s;
@@ -458,7 +494,8 @@ Status Index::Insert(const IndexRow& row, IndexSync mode, IndexCommit* commit,
       }
     }
     Stmt st(db_,
-            "INSERT OR REPLACE INTO deliveries (id, bytes, chunk_size, rule, digest, retention, location,"
+            "INSERT OR REPLACE INTO deliveries (id, bytes, chunk_size, rule, digest, retention, "
+            "location,"
             " receipts, state, committed_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)");
     if (st.prepared() != SQLITE_OK) return Fail("insert", st.prepared());
     st.Text(1, row.id);

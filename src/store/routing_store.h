@@ -15,9 +15,7 @@ class RoutingStore : public Store {
   RoutingStore(std::unique_ptr<Store> volatile_store, std::unique_ptr<Store> durable_store)
       : volatile_(std::move(volatile_store)), durable_(std::move(durable_store)) {}
 
-  bool Offers(RetentionClass retention) const override {
-    return For(retention).Offers(retention);
-  }
+  bool Offers(RetentionClass retention) const override { return For(retention).Offers(retention); }
   Result<std::optional<RetainedDelivery>> Lookup(const std::string& id) override;
   Result<std::unique_ptr<PayloadWriter>> Begin(const DeliveryMeta& meta,
                                                RetentionClass retention) override {

@@ -42,7 +42,17 @@ struct RetainedDelivery {
 class PayloadWriter {
  public:
   virtual ~PayloadWriter() = default;
+  // Stores bytes at `offset`. Bytes that already lie in this writer's placement memory at
+  // that offset (see Placement) are only counted, not copied.
   virtual Status Write(uint64_t offset, std::span<const uint8_t> bytes) = 0;
+  // Memory where the transport may place [offset, offset + length) directly, so the bytes
+  // are stored without a copy; nullptr when this writer has none (then Write copies). The
+  // memory stays valid while the writer lives.
+  virtual Result<uint8_t*> Placement(uint64_t offset, uint64_t length) {
+    (void)offset;
+    (void)length;
+    return nullptr;
+  }
   // Reads back bytes written so far (a processing step runs before the commit).
   virtual Status Read(uint64_t offset, std::span<uint8_t> out) = 0;
   // Makes the delivery retained at its class, with the receipts issued so far.

@@ -1,5 +1,6 @@
 #include "store/volatile_store.h"
 
+#include <algorithm>
 #include <cerrno>
 
 namespace writ::store {
@@ -9,6 +10,7 @@ class VolatileWriter : public PayloadWriter {
   VolatileWriter(VolatileStore& store, DeliveryMeta meta, int fd)
       : store_(store), meta_(std::move(meta)), fd_(fd) {}
   ~VolatileWriter() override {
+    if (map_ != nullptr) (void)store_.env_->Unmap(map_, meta_.bytes);
     if (fd_ >= 0) {
       (void)store_.env_->Close(fd_);
       store_.Release(meta_.bytes);
@@ -19,6 +21,11 @@ class VolatileWriter : public PayloadWriter {
     if (offset > meta_.bytes || bytes.size() > meta_.bytes - offset) {
       return Status::InvalidArgument("volatile store: write past the delivery's end");
     }
+    if (map_ != nullptr && bytes.data() == map_ + offset) {
+      placed_ += bytes.size();  // the transport put them here already
+      return Status::Ok();
+    }
+    WRIT_RETURN_IF_ERROR(AllocateThrough(offset + bytes.size()));
     Status s = store_.env_->WriteAt(fd_, bytes, offset);
     if (!s.ok()) return s.Annotate("volatile store: write");
     return Status::Ok();
@@ -26,6 +33,25 @@ class VolatileWriter : public PayloadWriter {
 
   Status Read(uint64_t offset, std::span<uint8_t> out) override {
     return store_.ReadFd(fd_, meta_.id, meta_.bytes, offset, out);
+  }
+
+  // A memory file is mapped once, whole; each placement allocates its range first, so a
+  // store out of memory refuses the window instead of a page fault failing later.
+  Result<uint8_t*> Placement(uint64_t offset, uint64_t length) override {
+    if (!store_.dir_.empty() || meta_.bytes == 0) return nullptr;
+    if (offset > meta_.bytes || length > meta_.bytes - offset) {
+      return Status::InvalidArgument("volatile store: placement past the delivery's end");
+    }
+    if (map_ == nullptr) {
+      Status sized = store_.env_->Truncate(fd_, meta_.bytes);
+      if (!sized.ok()) return sized.Annotate("volatile store: sizing the memory of " + meta_.id);
+      auto map = store_.env_->MapShared(fd_, meta_.bytes);
+      if (!map.ok())
+        return map.status().Annotate("volatile store: mapping the memory of " + meta_.id);
+      map_ = *map;
+    }
+    WRIT_RETURN_IF_ERROR(AllocateThrough(offset + length));
+    return map_ + offset;
   }
 
   Result<RetentionEvidence> Commit(const std::vector<std::string>& receipts) override {
@@ -39,25 +65,55 @@ class VolatileWriter : public PayloadWriter {
     RetentionEvidence ev;
     ev.retention = RetentionClass::kVolatile;
     ev.acknowledged_point =
-        "bytes written (pwrite, no sync) to an unlinked temporary file held open by the receiver "
-        "process; index entry in the process's memory";
+        store_.dir_.empty()
+            ? std::string(placed_ > 0 ? "bytes placed by the transport directly into"
+                                      : "bytes written (pwrite) to") +
+                  " an anonymous memory file (memfd) held open by the receiver process; index "
+                  "entry in the process's memory"
+            : "bytes written (pwrite, no sync) to an unlinked temporary file held open by the "
+              "receiver process; index entry in the process's memory";
     ev.promise_after_failure =
         "none: the delivery is held only while this receiver process runs; after a crash or "
         "restart it is gone";
-    ev.evidence = "pwrite of " + std::to_string(meta_.bytes) + " bytes into an unlinked file in " +
-                  store_.dir_ + " returned success; no fsync was done";
+    ev.evidence =
+        (placed_ > 0 ? std::to_string(placed_) + " bytes placed by RDMA writes into a " +
+                           "registered mapping of the memory file, " +
+                           std::to_string(meta_.bytes - placed_) + " bytes by pwrite, into "
+                     : "pwrite of " + std::to_string(meta_.bytes) + " bytes into ") +
+        (store_.dir_.empty() ? std::string("a memfd (host memory)")
+                             : "an unlinked file in " + store_.dir_) +
+        " returned success; no fsync was done";
     return ev;
   }
 
  private:
+  // Memory for the delivery is allocated ahead of the writes, in large steps: a receiver
+  // that cannot hold the bytes fails here, naming the delivery, rather than mid-write.
+  Status AllocateThrough(uint64_t end) {
+    if (end <= allocated_) return Status::Ok();
+    const uint64_t step = std::max<uint64_t>(end - allocated_, kAllocationStep);
+    const uint64_t length = std::min(step, meta_.bytes - allocated_);
+    Status s = store_.env_->Allocate(fd_, allocated_, length, /*keep_size=*/false);
+    if (!s.ok()) return s.Annotate("volatile store: allocating memory for " + meta_.id);
+    allocated_ += length;
+    return Status::Ok();
+  }
+
+  static constexpr uint64_t kAllocationStep = 64ull << 20;
   VolatileStore& store_;
   DeliveryMeta meta_;
   int fd_;
+  uint64_t allocated_ = 0;
+  uint8_t* map_ = nullptr;  // the whole memory file, once a placement was asked for
+  uint64_t placed_ = 0;     // bytes the transport placed directly
 };
 
 Result<std::unique_ptr<VolatileStore>> VolatileStore::Open(std::string scratch_dir,
                                                            uint64_t capacity, Env* env) {
   if (env == nullptr) env = Env::Default();
+  if (scratch_dir.empty()) {
+    return std::unique_ptr<VolatileStore>(new VolatileStore(std::move(scratch_dir), capacity, env));
+  }
   auto info = env->Stat(scratch_dir);
   if (!info.ok() || !info->is_dir) {
     return Status::Io("volatile store: " + scratch_dir + " is not a directory",
@@ -105,10 +161,12 @@ Result<std::unique_ptr<PayloadWriter>> VolatileStore::Begin(const DeliveryMeta& 
     }
     reserved_ += meta.bytes;
   }
-  auto fd = env_->OpenUnlinked(dir_);
+  auto fd = dir_.empty() ? env_->OpenMemory("writ-volatile") : env_->OpenUnlinked(dir_);
   if (!fd.ok()) {
     Release(meta.bytes);
-    return fd.status().Annotate("volatile store: cannot create a temporary file in " + dir_);
+    return fd.status().Annotate(dir_.empty()
+                                    ? "volatile store: cannot create a memory file"
+                                    : "volatile store: cannot create a temporary file in " + dir_);
   }
   return std::unique_ptr<PayloadWriter>(new VolatileWriter(*this, meta, *fd));
 }

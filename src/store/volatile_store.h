@@ -1,6 +1,7 @@
-// The volatile store: retained bytes live in unlinked temporary files held open
-// by the receiver process (page cache, not the process's heap, so memory stays
-// bounded whatever the delivery size). They vanish when the process ends.
+// The volatile store: retained bytes live in memory files (memfd) or, with a
+// scratch directory, unlinked temporary files, held open by the receiver process
+// (not the process's heap; bounded by the store's capacity whatever the delivery
+// size). They vanish when the process ends.
 #pragma once
 
 #include <map>
@@ -13,7 +14,8 @@ namespace writ::store {
 
 class VolatileStore : public Store {
  public:
-  // `scratch_dir` holds the unlinked files; `capacity` bounds the bytes held. File calls go
+  // `scratch_dir` holds the unlinked files (empty: memfd memory files); `capacity` bounds
+  // the bytes held. File calls go
   // through `env` (nullptr: Env::Default()).
   static Result<std::unique_ptr<VolatileStore>> Open(std::string scratch_dir, uint64_t capacity,
                                                      Env* env = nullptr);
@@ -37,7 +39,8 @@ class VolatileStore : public Store {
   VolatileStore(std::string dir, uint64_t capacity, Env* env)
       : dir_(std::move(dir)), capacity_(capacity), env_(env) {}
   void Release(uint64_t bytes);
-  Status ReadFd(int fd, const std::string& id, uint64_t bytes, uint64_t offset, std::span<uint8_t> out);
+  Status ReadFd(int fd, const std::string& id, uint64_t bytes, uint64_t offset,
+                std::span<uint8_t> out);
   Status Insert(Entry entry);
 
   std::string dir_;

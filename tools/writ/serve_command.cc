@@ -18,7 +18,7 @@ struct ServeFlags {
   std::string data;
   std::string window_pool = "256MiB";
   std::string window_size = "32MiB";
-  std::string scratch = "/tmp";
+  std::string scratch;
   std::string verify_on_start = "unsynced";  // with --data: what recovery re-hashes
   std::string test_store_faults;             // tests only
   std::string identity;
@@ -31,7 +31,8 @@ struct ServeFlags {
 
 int RunServe(const ServeFlags& flags) {
   auto host_port = protocol::ParseHostPort(flags.listen);
-  if (!host_port.ok()) return ReportError(Status::InvalidArgument("--listen: " + host_port.status().message()));
+  if (!host_port.ok())
+    return ReportError(Status::InvalidArgument("--listen: " + host_port.status().message()));
   auto pool = ParseSize(flags.window_pool);
   if (!pool.ok()) return ReportError(pool.status().Annotate("--window-pool"));
   auto window = ParseSize(flags.window_size);
@@ -81,8 +82,9 @@ int RunServe(const ServeFlags& flags) {
   std::cerr << "writ: receipts are signed with key " << (*receiver)->key_id() << " ("
             << (*receiver)->public_key_hex() << ")" << std::endl;
   if (flags.allow.empty()) {
-    std::cerr << "writ: no --allow: any sender is admitted (announces that are signed are still checked)"
-              << std::endl;
+    std::cerr
+        << "writ: no --allow: any sender is admitted (announces that are signed are still checked)"
+        << std::endl;
   } else {
     std::cerr << "writ: admitting only the " << (*receiver)->allowed_senders()
               << " sender key(s) in " << flags.allow << std::endl;
@@ -102,15 +104,17 @@ void RegisterServe(CLI::App& app, CommandContext& ctx) {
   CLI::App* cmd = app.add_subcommand("serve", "Run a receiver until SIGTERM/SIGINT");
   cmd->add_option("--listen", flags->listen, "HOST:PORT for the control connection")
       ->capture_default_str();
-  cmd->add_option("--provider", flags->provider,
-                  "libfabric provider (tcp, tcp;ofi_rxm, shm, verbs, ...); default: best available");
+  cmd->add_option(
+      "--provider", flags->provider,
+      "libfabric provider (tcp, tcp;ofi_rxm, shm, verbs, ...); default: best available");
   cmd->add_option("--data", flags->data, "data directory for durable retention");
   cmd->add_option("--window-pool", flags->window_pool, "memory for all windows together")
       ->capture_default_str();
   cmd->add_option("--window-size", flags->window_size, "one window; a chunk must fit in it")
       ->capture_default_str();
-  cmd->add_option("--scratch", flags->scratch, "where volatile deliveries are held (unlinked files)")
-      ->capture_default_str();
+  cmd->add_option("--scratch", flags->scratch,
+                  "hold volatile deliveries in unlinked files in this directory (default: in "
+                  "memory, memfd)");
   cmd->add_option("--identity", flags->identity,
                   "directory of the key that signs receipts (default DATA/identity, else "
                   "~/.local/state/writ/receiver)");
