@@ -65,6 +65,16 @@ class PosixEnv : public Env {
     }
   }
 
+  Status SetDirectIo(int fd, bool on) override {
+    const int flags = ::fcntl(fd, F_GETFL);
+    if (flags < 0) return SysError("fcntl(F_GETFL)", errno);
+    const int wanted = on ? (flags | O_DIRECT) : (flags & ~O_DIRECT);
+    if (wanted != flags && ::fcntl(fd, F_SETFL, wanted) != 0) {
+      return SysError(on ? "fcntl(F_SETFL, O_DIRECT)" : "fcntl(F_SETFL, ~O_DIRECT)", errno);
+    }
+    return Status::Ok();
+  }
+
   Status Truncate(int fd, uint64_t length) override {
     for (;;) {
       if (::ftruncate(fd, static_cast<off_t>(length)) == 0) return Status::Ok();

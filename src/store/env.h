@@ -52,6 +52,10 @@ class Env {
   // anything is written, so a full disk shows up here and writes do not allocate page by
   // page. `keep_size` leaves the file's size alone. Unsupported by the file system: Ok.
   virtual Status Allocate(int fd, uint64_t offset, uint64_t length, bool keep_size) = 0;
+  // Turns O_DIRECT on or off for an open file (fcntl F_SETFL): writes then go from the
+  // caller's memory to the device, bypassing the page cache; they must be aligned.
+  // Unsupported by the file system: an error (EINVAL), and the file stays as it was.
+  virtual Status SetDirectIo(int fd, bool on) = 0;
   // ftruncate(2).
   virtual Status Truncate(int fd, uint64_t length) = 0;
   // A shared read-write mapping of the first `length` bytes of `fd` (mmap MAP_SHARED).
@@ -101,6 +105,7 @@ class EnvWrapper : public Env {
   Status StartWriteback(int fd, uint64_t offset, uint64_t length) override {
     return target_->StartWriteback(fd, offset, length);
   }
+  Status SetDirectIo(int fd, bool on) override { return target_->SetDirectIo(fd, on); }
   Status Truncate(int fd, uint64_t length) override { return target_->Truncate(fd, length); }
   Result<uint8_t*> MapShared(int fd, uint64_t length) override {
     return target_->MapShared(fd, length);
