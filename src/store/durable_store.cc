@@ -112,11 +112,12 @@ class DurableWriter : public PayloadWriter {
       return Status::InvalidArgument("durable store: write past the delivery's end");
     }
     const bool power = retention_ == RetentionClass::kPowerLoss;
-    // Power-loss bytes must reach the device anyway: aligned chunks go there straight from
-    // the receiver's window (O_DIRECT), skipping the copy into the page cache; the rest
-    // (an unaligned tail) is written through the page cache. The commit's fdatasync covers
-    // both, and the file's metadata.
-    const bool direct = power && direct_possible_ && Aligned(bytes.data(), offset, bytes.size());
+    // Aligned chunks go to the device straight from the receiver's window (O_DIRECT),
+    // skipping the copy into freshly allocated page cache -- the dearest part of storing
+    // them; the rest (an unaligned tail) is written through the page cache. Either way the
+    // bytes are with the OS when the write returns, which is all process-restart needs;
+    // for power-loss the commit's fdatasync covers both, and the file's metadata.
+    const bool direct = direct_possible_ && Aligned(bytes.data(), offset, bytes.size());
     if (direct != direct_on_) {
       Status switched = store_.env_->SetDirectIo(fd_, direct);
       if (switched.ok()) {
@@ -307,8 +308,12 @@ Result<RetentionEvidence> DurableWriter::Commit(const std::vector<std::string>& 
         store_.dir_ + ": " + result;
   } else {
     out.acknowledged_point =
-        "payload written to the OS (page cache; no fsync or fdatasync) under a temporary name and "
-        "renamed into place; index row committed with SQLite synchronous=NORMAL (WAL written to "
+        std::string(direct_writes_ > 0
+                        ? "payload written to the OS (with O_DIRECT to the device, an unaligned "
+                          "tail to the page cache; no fsync or fdatasync)"
+                        : "payload written to the OS (page cache; no fsync or fdatasync)") +
+        " under a temporary name and renamed into place; index row committed with SQLite "
+        "synchronous=NORMAL (WAL written to "
         "the "
         "OS, not synced); this receipt added to the row the same way before it was sent";
     out.promise_after_failure =

@@ -61,6 +61,10 @@ class Env {
   // A shared read-write mapping of the first `length` bytes of `fd` (mmap MAP_SHARED).
   virtual Result<uint8_t*> MapShared(int fd, uint64_t length) = 0;
   virtual Status Unmap(uint8_t* address, uint64_t length) = 0;
+  // Maps the pages of [address, address + length) of a shared mapping writable now
+  // (madvise MADV_POPULATE_WRITE), so what writes there later takes no page faults; memory
+  // that cannot be had fails here. Kernels without it: Ok.
+  virtual Status Populate(uint8_t* address, uint64_t length) = 0;
   // Starts writeback of the range (sync_file_range SYNC_FILE_RANGE_WRITE) without waiting:
   // a hint that overlaps the disk's work with what follows; it makes nothing durable.
   virtual Status StartWriteback(int fd, uint64_t offset, uint64_t length) = 0;
@@ -112,6 +116,9 @@ class EnvWrapper : public Env {
   }
   Status Unmap(uint8_t* address, uint64_t length) override {
     return target_->Unmap(address, length);
+  }
+  Status Populate(uint8_t* address, uint64_t length) override {
+    return target_->Populate(address, length);
   }
   Status WriteAt(int fd, std::span<const uint8_t> bytes, uint64_t offset) override {
     return target_->WriteAt(fd, bytes, offset);

@@ -51,6 +51,10 @@ class VolatileWriter : public PayloadWriter {
       map_ = *map;
     }
     WRIT_RETURN_IF_ERROR(AllocateThrough(offset + length));
+    // Mapped in bulk now rather than faulted in page by page as the transport writes.
+    Status populated = store_.env_->Populate(map_ + offset, length);
+    if (!populated.ok())
+      return populated.Annotate("volatile store: mapping memory for " + meta_.id);
     return map_ + offset;
   }
 
