@@ -38,7 +38,8 @@ class VolatileWriter : public PayloadWriter {
   // A memory file is mapped once, whole; each placement allocates its range first, so a
   // store out of memory refuses the window instead of a page fault failing later.
   Result<uint8_t*> Placement(uint64_t offset, uint64_t length) override {
-    if (!store_.dir_.empty() || meta_.bytes == 0) return nullptr;
+    // Small deliveries are copied: four syscalls of mapping cost more than copying them.
+    if (!store_.dir_.empty() || meta_.bytes < kPlacementMinBytes) return nullptr;
     if (offset > meta_.bytes || length > meta_.bytes - offset) {
       return Status::InvalidArgument("volatile store: placement past the delivery's end");
     }
@@ -104,6 +105,7 @@ class VolatileWriter : public PayloadWriter {
   }
 
   static constexpr uint64_t kAllocationStep = 64ull << 20;
+  static constexpr uint64_t kPlacementMinBytes = 1ull << 20;
   VolatileStore& store_;
   DeliveryMeta meta_;
   int fd_;

@@ -56,7 +56,7 @@ TEST(VolatileStore, InMemoryWritesReadBackAndSayMemfd) {
 TEST(VolatileStore, PlacedBytesAreStoredWithoutACopy) {
   CountingEnv env;
   auto store = InMemory(&env);
-  const auto bytes = Bytes(2, 5 * 4096 + 100);
+  const auto bytes = Bytes(2, 300 * 4096 + 100);  // placement is for deliveries from 1 MiB
   const DeliveryMeta meta = MetaFor("placed", bytes, 4096);
   auto writer = store->Begin(meta, RetentionClass::kVolatile);
   ASSERT_TRUE(writer.ok());
@@ -86,15 +86,27 @@ TEST(VolatileStore, PlacedBytesAreStoredWithoutACopy) {
 TEST(VolatileStore, APlacementPastTheEndOrWithoutMemoryIsAnError) {
   CountingEnv env;
   auto store = InMemory(&env);
-  const auto bytes = Bytes(3, 8192);
+  const auto bytes = Bytes(3, 2 << 20);
   auto writer = store->Begin(MetaFor("p", bytes), RetentionClass::kVolatile);
   ASSERT_TRUE(writer.ok());
-  EXPECT_EQ((*writer)->Placement(4096, 8192).status().code(), ErrorCode::kInvalidArgument);
+  EXPECT_EQ((*writer)->Placement(4096, 2 << 20).status().code(), ErrorCode::kInvalidArgument);
   env.fail_allocation = true;
-  auto refused = (*writer)->Placement(0, 8192);
+  auto refused = (*writer)->Placement(0, 2 << 20);
   ASSERT_FALSE(refused.ok());
   EXPECT_NE(refused.status().message().find("allocating memory for p"), std::string::npos)
       << refused.status().ToString();
+}
+
+TEST(VolatileStore, SmallDeliveriesAreCopiedNotMapped) {
+  CountingEnv env;
+  auto store = InMemory(&env);
+  const auto bytes = Bytes(5, 4096);
+  auto writer = store->Begin(MetaFor("small", bytes), RetentionClass::kVolatile);
+  ASSERT_TRUE(writer.ok());
+  auto placement = (*writer)->Placement(0, bytes.size());
+  ASSERT_TRUE(placement.ok());
+  EXPECT_EQ(*placement, nullptr);
+  EXPECT_EQ(env.maps, 0);
 }
 
 TEST(VolatileStore, AScratchDirectoryHasNoPlacementAndCapacityIsEnforced) {
