@@ -1,10 +1,18 @@
 // small_delivery_bench: N small deliveries, one after another, each until `validated`,
-// through the public API against a running `writ serve`. Reports the median latency of
-// one whole writ::Send (connection and fabric setup included: writ has no persistent
-// sender session yet) and deliveries per second.
-//   small_delivery_bench --to HOST:PORT --file PATH [--count 200] [--json]
+// through the public API against a running `writ serve`, two ways:
+//   one-shot: writ::Send per delivery (control connection, fabric setup and staging
+//             registration paid every time);
+//   session:  one writ::Sender, N deliveries on it.
+// Reports median and p99 latency and deliveries per second for each. With --big-file,
+// also sends that file --big-count times through the session and reports GB/s.
+//   small_delivery_bench --to HOST:PORT --file PATH [--count 200] [--mode both|oneshot|session]
+//                        [--big-file PATH [--big-count 3] [--chunk-size 8MiB]]
+//                        [--source auto|zero-copy|staging] [--json]
+// --json prints one document; its top-level median_us / p99_us / per_second are the
+// session path's (bench/compare reads median_us).
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <iostream>
 #include <map>
@@ -14,44 +22,159 @@
 
 #include "writ/sender.h"
 
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+struct Series {
+  std::vector<double> micros;
+  double seconds = 0;
+
+  double Percentile(double p) const {
+    std::vector<double> v = micros;
+    std::sort(v.begin(), v.end());
+    const size_t i = std::min(v.size() - 1, static_cast<size_t>(std::ceil(p * v.size())) - 1);
+    return v[i];
+  }
+  nlohmann::json Json() const {
+    return {{"count", micros.size()},
+            {"median_us", Percentile(0.5)},
+            {"p99_us", Percentile(0.99)},
+            {"per_second", micros.size() / seconds}};
+  }
+};
+
+std::string RunId() { return std::to_string(Clock::now().time_since_epoch().count()); }
+
+bool Timed(Series& s, const std::function<writ::DeliveryOutcome()>& one, int i) {
+  const auto t0 = Clock::now();
+  writ::DeliveryOutcome outcome = one();
+  s.micros.push_back(std::chrono::duration<double, std::micro>(Clock::now() - t0).count());
+  if (!outcome.status.ok()) {
+    std::cerr << "delivery " << i << ": " << outcome.status.ToString() << "\n";
+    return false;
+  }
+  return true;
+}
+
+}  // namespace
+
 int main(int argc, char** argv) {
-  std::map<std::string, std::string> flags = {{"--count", "200"}};
+  std::map<std::string, std::string> flags = {{"--count", "200"},
+                                              {"--mode", "both"},
+                                              {"--big-count", "3"},
+                                              {"--chunk-size", "8388608"},
+                                              {"--source", "auto"}};
   bool as_json = false;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
-    if (a == "--json") as_json = true;
-    else if (i + 1 < argc) flags[a] = argv[++i];
+    if (a == "--json")
+      as_json = true;
+    else if (i + 1 < argc)
+      flags[a] = argv[++i];
   }
   if (!flags.count("--to") || !flags.count("--file")) {
-    std::cerr << "usage: small_delivery_bench --to HOST:PORT --file PATH [--count N] [--json]\n";
+    std::cerr << "usage: small_delivery_bench --to HOST:PORT --file PATH [--count N] "
+                 "[--mode both|oneshot|session] [--big-file PATH] [--json]\n";
     return 2;
   }
   const int count = std::stoi(flags["--count"]);
-  std::vector<double> micros;
-  const auto run_id = std::to_string(std::chrono::steady_clock::now().time_since_epoch().count());
-  const auto start = std::chrono::steady_clock::now();
-  for (int i = 0; i < count; ++i) {
-    writ::SendOptions options;
-    options.to = flags["--to"];
-    options.id = "small-" + run_id + "-" + std::to_string(i);
-    options.until = writ::Rung::kValidated;
-    const auto t0 = std::chrono::steady_clock::now();
-    writ::DeliveryOutcome outcome = writ::Send(flags["--file"], options);
-    micros.push_back(std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count());
-    if (!outcome.status.ok()) {
-      std::cerr << "delivery " << i << ": " << outcome.status.ToString() << "\n";
+  const std::string mode = flags["--mode"];
+  const std::string run_id = RunId();
+  writ::SourcePath source = writ::SourcePath::kAuto;
+  if (flags["--source"] == "zero-copy") source = writ::SourcePath::kZeroCopy;
+  if (flags["--source"] == "staging") source = writ::SourcePath::kStaging;
+  nlohmann::json doc{{"count", count}};
+
+  if (mode == "both" || mode == "oneshot") {
+    Series s;
+    const auto start = Clock::now();
+    for (int i = 0; i < count; ++i) {
+      writ::SendOptions options;
+      options.to = flags["--to"];
+      options.id = "small-" + run_id + "-oneshot-" + std::to_string(i);
+      options.until = writ::Rung::kValidated;
+      if (!Timed(
+              s, [&] { return writ::Send(flags["--file"], options); }, i))
+        return 1;
+    }
+    s.seconds = std::chrono::duration<double>(Clock::now() - start).count();
+    doc["oneshot"] = s.Json();
+  }
+
+  if (mode == "both" || mode == "session") {
+    writ::SessionOptions session_options;
+    session_options.to = flags["--to"];
+    const auto c0 = Clock::now();
+    auto sender = writ::Sender::Connect(session_options);
+    if (!sender.ok()) {
+      std::cerr << "connect: " << sender.status().ToString() << "\n";
       return 1;
     }
+    doc["session_connect_us"] =
+        std::chrono::duration<double, std::micro>(Clock::now() - c0).count();
+    Series s;
+    const auto start = Clock::now();
+    for (int i = 0; i < count; ++i) {
+      writ::DeliveryOptions options;
+      options.id = "small-" + run_id + "-session-" + std::to_string(i);
+      options.until = writ::Rung::kValidated;
+      if (!Timed(
+              s, [&] { return (*sender)->Send(flags["--file"], options); }, i))
+        return 1;
+    }
+    s.seconds = std::chrono::duration<double>(Clock::now() - start).count();
+    doc["session"] = s.Json();
+    doc["median_us"] = doc["session"]["median_us"];
+    doc["p99_us"] = doc["session"]["p99_us"];
+    doc["per_second"] = doc["session"]["per_second"];
+
+    if (flags.count("--big-file")) {
+      const int big_count = std::stoi(flags["--big-count"]);
+      nlohmann::json runs = nlohmann::json::array();
+      for (int i = 0; i < big_count; ++i) {
+        writ::DeliveryOptions options;
+        options.id = "big-" + run_id + "-" + std::to_string(i);
+        options.until = writ::Rung::kValidated;
+        options.chunk_size = std::stoull(flags["--chunk-size"]);
+        options.source = source;
+        const auto t0 = Clock::now();
+        writ::DeliveryOutcome outcome = (*sender)->Send(flags["--big-file"], options);
+        const double secs = std::chrono::duration<double>(Clock::now() - t0).count();
+        if (!outcome.status.ok()) {
+          std::cerr << "big delivery " << i << ": " << outcome.status.ToString() << "\n";
+          return 1;
+        }
+        runs.push_back({{"bytes", outcome.delivery.bytes},
+                        {"seconds", secs},
+                        {"gb_per_s", outcome.delivery.bytes / secs / 1e9},
+                        {"source_path", outcome.source_path}});
+      }
+      doc["big"] = runs;
+    }
   }
-  const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  std::sort(micros.begin(), micros.end());
-  const double median = micros[micros.size() / 2];
+
   if (as_json) {
-    std::cout << nlohmann::json{{"count", count}, {"median_us", median}, {"per_second", count / secs}}.dump()
-              << std::endl;
-  } else {
-    std::printf("%d deliveries to validated: median %.1f us, %.0f deliveries/s\n", count, median,
-                count / secs);
+    std::cout << doc.dump() << std::endl;
+    return 0;
+  }
+  for (const char* path : {"oneshot", "session"}) {
+    if (!doc.contains(path)) continue;
+    const auto& s = doc[path];
+    std::printf("%-8s %d deliveries to validated: median %.1f us, p99 %.1f us, %.0f deliveries/s\n",
+                path, count, s["median_us"].get<double>(), s["p99_us"].get<double>(),
+                s["per_second"].get<double>());
+  }
+  if (doc.contains("session_connect_us")) {
+    std::printf("session connect: %.1f us\n", doc["session_connect_us"].get<double>());
+  }
+  if (doc.contains("big")) {
+    for (const auto& r : doc["big"]) {
+      std::printf("big: %llu bytes in %.3f s = %.3f GB/s (%s)\n",
+                  static_cast<unsigned long long>(r["bytes"].get<uint64_t>()),
+                  r["seconds"].get<double>(), r["gb_per_s"].get<double>(),
+                  r["source_path"].get<std::string>().c_str());
+    }
   }
   return 0;
 }

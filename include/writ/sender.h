@@ -1,12 +1,16 @@
 // The sending end (`writ send`): moves one logical delivery as chunked RDMA
 // writes into windows the receiver granted, and waits for exactly the rung and
-// retention class the caller asked for.
+// retention class the caller asked for. `Sender` keeps one session (control
+// connection, fabric connection, registered staging) for many deliveries in turn;
+// `Send` is a one-shot session of one delivery.
 #pragma once
 
 #include <chrono>
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -15,6 +19,15 @@
 #include "writ/types.h"
 
 namespace writ {
+
+// Where the writes read the delivery's bytes from.
+enum class SourcePath : uint8_t {
+  kAuto,      // zero-copy for regular files and SendBytes of at least kZeroCopyMinBytes
+  kZeroCopy,  // the file mapping (or the caller's bytes) registered as the source
+  kStaging,   // each chunk copied into registered staging buffers first
+};
+// Below this, copying a delivery into staging costs less than mapping and registering it.
+inline constexpr uint64_t kZeroCopyMinBytes = 256 << 10;
 
 struct SendOptions {
   std::string to;        // the receiver's control address, "HOST:PORT"
@@ -37,6 +50,7 @@ struct SendOptions {
   std::string identity_dir;
   // Fault injection for tests: flip one byte of this chunk after the digest was announced.
   std::optional<uint64_t> corrupt_chunk;
+  SourcePath source = SourcePath::kAuto;
 };
 
 // One completion record as the sender read it. On an error record only
@@ -52,24 +66,100 @@ struct WorkCompletionRecord {
   std::string provider_error;         // error records only
 };
 
+// What a session keeps for all its deliveries.
+struct SessionOptions {
+  std::string to;        // the receiver's control address, "HOST:PORT"
+  std::string provider;  // empty: the provider the receiver serves
+  uint32_t depth = 4;    // chunk writes in flight (staging buffers of one chunk each)
+  std::chrono::milliseconds connect_timeout{10000};
+  // Directory of the sender's Ed25519 identity (created on first use): signs every
+  // announce (key, nonce, time) and the sender's own transport receipts. Empty: unsigned.
+  std::string identity_dir;
+};
+
+// What each delivery of a session chooses for itself.
+struct DeliveryOptions {
+  std::string id;  // delivery id; empty: the file's name (required for SendBytes)
+  uint64_t chunk_size = 8ull << 20;
+  Rule rule = Rule::kXxh3_128;
+  Rung until = Rung::kValidated;
+  // The retention class to wait for. When absent: volatile, awaited only for rungs from
+  // `validated` up.
+  std::optional<RetentionClass> retention;
+  CompletionLevel level = CompletionLevel::kDelivery;
+  uint32_t max_attempts = 1;  // per chunk; each attempt is its own work request
+  // Without any progress (completion, grant, receipt) for this long: transport failure.
+  std::chrono::milliseconds stall_timeout{60000};
+  std::function<void(uint64_t bytes_done, uint64_t bytes_total)> progress;
+  SourcePath source = SourcePath::kAuto;
+  // Fault injection for tests: flip one byte of this chunk after the digest was announced
+  // (that chunk always goes through staging, so the file itself is never touched).
+  std::optional<uint64_t> corrupt_chunk;
+};
+
 struct DeliveryOutcome {
   DeliveryRef delivery;
   ReceiptContext context;  // the sender's: provider, device, completion level relied on
   std::vector<WorkCompletionRecord> work_completions;  // one per record, in arrival order
-  std::vector<uint64_t> portion_request_ids;  // per chunk: the request that succeeded (or last tried)
-  std::vector<Receipt> receipts;              // in rung order
-  std::optional<ReceiptRung> reached_rung;    // highest rung with a receipt
+  // Per chunk: the request that succeeded (or was last tried).
+  std::vector<uint64_t> portion_request_ids;
+  std::vector<Receipt> receipts;            // in rung order, retained last
+  std::optional<ReceiptRung> reached_rung;  // highest rung with a receipt
   std::optional<RetentionClass> reached_retention;
   bool bytes_moved = true;  // false when the receiver already held the same content
+  // "zero-copy" or "staging"; `source_note` says why staging when zero-copy was possible.
+  std::string source_path;
+  std::string source_note;
   // Ok when the requested rung and retention were reached; otherwise names what failed
   // (kRefused, kTransport, kValidation, kRetention, ...) and the last rung reached.
   Status status;
 };
 
+// A persistent sender session: one control connection, one fabric connection and the
+// registered staging, reused by every delivery, one delivery at a time (not thread-safe).
+// A delivery that fails leaves the session usable when the failure was the delivery's
+// own (a refusal, failed validation, a local file error) and the connection is known to
+// be clean; otherwise (control connection lost, an error completion, a stall, a protocol
+// violation) the session is broken: usable() is false and every later Send returns
+// `health()` at once without touching the network.
+class Sender {
+ public:
+  // Connects and exchanges the hello; opens the fabric node and connects it.
+  static Result<std::unique_ptr<Sender>> Connect(const SessionOptions& options);
+  ~Sender();
+  Sender(const Sender&) = delete;
+  Sender& operator=(const Sender&) = delete;
+
+  // "-" reads standard input.
+  DeliveryOutcome Send(const std::string& path, const DeliveryOptions& options);
+  // `bytes` must stay valid until the call returns; `options.id` is required.
+  DeliveryOutcome SendBytes(std::span<const uint8_t> bytes, const DeliveryOptions& options);
+
+  bool usable() const;
+  // Ok while usable; otherwise why the session is broken.
+  const Status& health() const;
+  const std::string& provider() const;  // the provider the receiver serves
+  uint64_t deliveries() const;          // deliveries attempted on this session
+
+  // Closes the fabric node and the control connection. Later Sends fail.
+  Status Close();
+
+  class Impl;
+
+ private:
+  explicit Sender(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+// One delivery on a session of its own: connect, send, close.
 DeliveryOutcome Send(const std::string& path, const SendOptions& options);
+
+SessionOptions SessionOptionsOf(const SendOptions& options);
+DeliveryOptions DeliveryOptionsOf(const SendOptions& options);
 
 // cli.md's `--json` document for a finished send.
 std::string OutcomeToJson(const DeliveryOutcome& outcome, const SendOptions& options);
+std::string OutcomeToJson(const DeliveryOutcome& outcome, const DeliveryOptions& options);
 // A writ.evidence/1 bundle of what the sender observed, with only claims its evidence supports.
 std::string OutcomeToEvidenceBundle(const DeliveryOutcome& outcome);
 

@@ -6,6 +6,9 @@
 namespace writ::fabric {
 namespace {
 constexpr std::chrono::milliseconds kQuietAfter{200};
+// Polls spent yielding before napping: a few hundred microseconds, about a round trip
+// after a grant (Wake) or the last record. Longer spins starved the other threads here.
+constexpr unsigned kSpinPolls = 200;
 }  // namespace
 
 ProgressLoop::ProgressLoop(FabricNode& node, Handler on_record, FailureHandler on_failure)
@@ -53,7 +56,7 @@ void ProgressLoop::Run() {
     // Spin briefly for latency, then back off so an idle target leaves the core free:
     // 50 us naps while traffic is recent, 1 ms naps once the target has been quiet for a
     // while (50 us naps alone cost an idle `writ serve` a quarter of a core here).
-    if (++idle_polls < 2000) {
+    if (++idle_polls < kSpinPolls) {
       std::this_thread::yield();
     } else if (std::chrono::steady_clock::now() - last_record < kQuietAfter) {
       std::this_thread::sleep_for(std::chrono::microseconds(50));

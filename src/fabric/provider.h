@@ -3,6 +3,8 @@
 
 #include <rdma/fabric.h>
 
+#include <atomic>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -41,8 +43,8 @@ class ProviderInfo {
   static Result<ProviderInfo> Discover(const ProviderRequest& request);
 
   const fi_info* info() const { return info_.get(); }
-  const std::string& name() const { return name_; }            // e.g. "tcp;ofi_rxm"
-  const std::string& domain_name() const { return domain_; }   // device, e.g. "lo", "rxe0"
+  const std::string& name() const { return name_; }           // e.g. "tcp;ofi_rxm"
+  const std::string& domain_name() const { return domain_; }  // device, e.g. "lo", "rxe0"
   const std::string& fabric_name() const { return fabric_; }
   EndpointKind kind() const { return kind_; }
   uint64_t mr_mode() const { return info_->domain_attr->mr_mode; }
@@ -60,18 +62,29 @@ class ProviderInfo {
   bool checks_remote_keys() const;
 
   // Completion levels the provider accepted in fi_getinfo for writes, weakest first. For
-  // "X;ofi_rxm" only those X accepts too: rxm passes writes through to X.
-  const std::vector<CompletionLevel>& supported_levels() const { return levels_; }
+  // "X;ofi_rxm" only those X accepts too: rxm passes writes through to X. Probes every
+  // level not asked about yet.
+  std::vector<CompletionLevel> supported_levels() const;
   // The strongest supported level not above `wanted` (the provider default if none).
+  // Probes only from `wanted` down to the first accepted level, once per level.
   CompletionLevel Grant(CompletionLevel wanted) const;
 
  private:
+  // Which levels were probed and which accepted, one bit per CompletionLevel. Shared so
+  // that ProviderInfo stays movable; atomics because Grant runs on any thread.
+  struct LevelCache {
+    std::atomic<uint32_t> probed{0};
+    std::atomic<uint32_t> accepted{0};
+  };
+
   ProviderInfo() = default;
+  bool Accepts(CompletionLevel level) const;
 
   InfoPtr info_;
+  ProviderRequest request_;  // what Discover was asked, for later probes
   std::string name_, domain_, fabric_;
   EndpointKind kind_ = EndpointKind::kMsg;
-  std::vector<CompletionLevel> levels_;
+  std::shared_ptr<LevelCache> levels_ = std::make_shared<LevelCache>();
 };
 
 // libfabric's own version, e.g. "libfabric 1.17.0".

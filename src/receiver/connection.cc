@@ -138,7 +138,10 @@ Status Connection::OnAnnounce(const protocol::Announce& a) {
     // shm never checks memory keys: any writer could scribble anywhere in this process.
     // The kernel already limits cross-process writes to the same user; writ offers shm
     // only to senders running as the receiver's own user, and says so.
-    auto uid = LoopbackPeerUid(channel_.fd());
+    // The peer of one connection does not change: looked up once (reading /proc/net/tcp
+    // took milliseconds on a host with many sockets), for its first announce.
+    if (!peer_uid_) peer_uid_ = LoopbackPeerUid(channel_.fd());
+    const Result<uid_t>& uid = *peer_uid_;
     if (!uid.ok() || *uid != getuid()) {
       return Refuse(a.delivery_id, RefuseReason::kAuth,
                     "provider " + core_.node->provider().name() +

@@ -2,6 +2,8 @@
 // Runs on its own thread; the fabric progress thread feeds it notifications.
 #pragma once
 
+#include <sys/types.h>
+
 #include <atomic>
 #include <memory>
 #include <optional>
@@ -48,7 +50,9 @@ class Connection {
   std::vector<uint32_t> notifications_;
   std::atomic<bool> finished_{false};
   bool peer_gone_ = false;
-  std::string sender_;  // whom the per-sender limits count against  // the sender closed after committing
+  std::optional<Result<uid_t>> peer_uid_;  // over a provider that does not check keys
+  std::string
+      sender_;  // whom the per-sender limits count against  // the sender closed after committing
 };
 
 }  // namespace writ::receiver

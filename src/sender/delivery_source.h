@@ -1,5 +1,6 @@
-// The bytes of one delivery: a file, or standard input spooled to an unlinked
-// temporary file first (the digest must be announced before the first write).
+// The bytes of one delivery: a file, standard input spooled to an unlinked temporary
+// file first (the digest must be announced before the first write), or caller memory.
+// A regular file can be mapped read-only so that its pages are the writes' source.
 #pragma once
 
 #include <cstdint>
@@ -16,21 +17,40 @@ class DeliverySource {
  public:
   // "-" reads standard input.
   static Result<DeliverySource> Open(const std::string& path);
+  // Caller memory, which must outlive the source; it counts as mapped.
+  static DeliverySource FromBytes(std::span<const uint8_t> bytes, std::string name);
   DeliverySource(DeliverySource&& other) noexcept;
   DeliverySource& operator=(DeliverySource&&) = delete;
   ~DeliverySource();
 
   uint64_t size() const { return size_; }
   const std::string& name() const { return name_; }
+  // A regular file (not spooled standard input): Map() may succeed.
+  bool mappable() const { return regular_file_ && fd_ >= 0; }
+  // Maps the whole file read-only, as the source of the transport's writes. writ itself
+  // never reads the mapping (Digest and Read use pread), so a file truncated meanwhile is
+  // an error, not a SIGBUS; see docs/architecture.md for what the transport does then.
+  Status Map();
+  // The mapped bytes; empty when not mapped.
+  std::span<const uint8_t> mapped() const { return mapped_; }
+  // Drops this process's page mappings of the whole pages inside [offset, offset+length)
+  // of a file mapping (the page cache keeps them; the next read faults them back in), so
+  // that sending a file never makes it resident in the sender. No-op for caller memory.
+  void Release(uint64_t offset, uint64_t length) const;
+
   // One pass over the bytes, in bounded memory.
   Result<std::vector<uint8_t>> Digest(Rule rule) const;
   Status Read(uint64_t offset, std::span<uint8_t> out) const;
 
  private:
-  DeliverySource(int fd, uint64_t size, std::string name) : fd_(fd), size_(size), name_(std::move(name)) {}
+  DeliverySource(int fd, uint64_t size, std::string name, bool regular_file)
+      : fd_(fd), size_(size), name_(std::move(name)), regular_file_(regular_file) {}
   int fd_ = -1;
   uint64_t size_ = 0;
   std::string name_;
+  bool regular_file_ = false;
+  bool owns_mapping_ = false;
+  std::span<const uint8_t> mapped_;
 };
 
 }  // namespace writ::sender

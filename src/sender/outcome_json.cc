@@ -44,14 +44,19 @@ const Receipt* Find(const DeliveryOutcome& o, ReceiptRung rung) {
 }  // namespace
 
 std::string OutcomeToJson(const DeliveryOutcome& o, const SendOptions& options) {
+  return OutcomeToJson(o, DeliveryOptionsOf(options));
+}
+
+std::string OutcomeToJson(const DeliveryOutcome& o, const DeliveryOptions& options) {
   json receipts = json::array();
   for (const auto& r : o.receipts) receipts.push_back(json::parse(ReceiptToJson(r)));
   json wcs = json::array();
   for (const auto& wc : o.work_completions) wcs.push_back(WorkCompletionJson(wc));
-  json reached{{"rung", o.reached_rung ? json(std::string(ReceiptRungName(*o.reached_rung))) : json()},
-               {"retention", o.reached_retention
-                                 ? json(std::string(protocol::RetentionName(*o.reached_retention)))
-                                 : json()}};
+  json reached{
+      {"rung", o.reached_rung ? json(std::string(ReceiptRungName(*o.reached_rung))) : json()},
+      {"retention", o.reached_retention
+                        ? json(std::string(protocol::RetentionName(*o.reached_retention)))
+                        : json()}};
   json out{{"delivery",
             {{"id", o.delivery.id},
              {"bytes", o.delivery.bytes},
@@ -68,6 +73,9 @@ std::string OutcomeToJson(const DeliveryOutcome& o, const SendOptions& options) 
              {"retention", std::string(protocol::RetentionName(
                                options.retention.value_or(RetentionClass::kVolatile)))}}},
            {"bytes_moved", o.bytes_moved}};
+  if (!o.source_path.empty()) {
+    out["source"] = {{"path", o.source_path}, {"note", o.source_note}};
+  }
   if (!o.status.ok()) {
     out["error"] = {{"kind", std::string(ErrorCodeName(o.status.code()))},
                     {"message", o.status.message()}};
@@ -88,7 +96,8 @@ std::string OutcomeToEvidenceBundle(const DeliveryOutcome& o) {
   json wcs = json::array();
   uint64_t successes = 0;
   for (const auto& wc : o.work_completions) {
-    json j{{"wr_id", std::to_string(wc.request_id)}, {"status", wc.status}, {"qp_num", wc.endpoint}};
+    json j{
+        {"wr_id", std::to_string(wc.request_id)}, {"status", wc.status}, {"qp_num", wc.endpoint}};
     if (wc.ok) {
       ++successes;
       j["opcode"] = "rdma_write";
@@ -103,9 +112,8 @@ std::string OutcomeToEvidenceBundle(const DeliveryOutcome& o) {
   const Receipt* validated = Find(o, ReceiptRung::kValidated);
   const Receipt* processed = Find(o, ReceiptRung::kProcessed);
   const Receipt* retained = Find(o, ReceiptRung::kRetained);
-  const bool all_transported =
-      o.bytes_moved && o.status.code() != ErrorCode::kTransport &&
-      Find(o, ReceiptRung::kTransport) != nullptr;
+  const bool all_transported = o.bytes_moved && o.status.code() != ErrorCode::kTransport &&
+                               Find(o, ReceiptRung::kTransport) != nullptr;
 
   json placement = json::array(), notifications = json::array(), acks = json::array(),
        promises = json::array(), claims = json::array();
@@ -131,7 +139,7 @@ std::string OutcomeToEvidenceBundle(const DeliveryOutcome& o) {
                     {"bytes", o.delivery.bytes},
                     {"result", "processed"},
                     {"rule", (validated && validated->rule_passed) ? *validated->rule_passed
-                                                                    : o.delivery.rule}});
+                                                                   : o.delivery.rule}});
   }
   if (retained && retained->retention) {
     const RetentionPromise& p = *retained->retention;
@@ -151,14 +159,22 @@ std::string OutcomeToEvidenceBundle(const DeliveryOutcome& o) {
          {"count", successes},
          {"text", std::to_string(successes) + " write work requests completed with success"}});
   if (all_transported) {
-    claim({{"kind", "deliveries_transferred"}, {"count", 1}, {"text", "1 logical delivery transferred"}});
+    claim({{"kind", "deliveries_transferred"},
+           {"count", 1},
+           {"text", "1 logical delivery transferred"}});
   }
   if (received) {
-    claim({{"kind", "placed"}, {"delivery", id}, {"text", "every chunk was placed in the receiver's window"}});
-    claim({{"kind", "notified"}, {"delivery", id}, {"text", "the receiver was notified of every chunk"}});
+    claim({{"kind", "placed"},
+           {"delivery", id},
+           {"text", "every chunk was placed in the receiver's window"}});
+    claim({{"kind", "notified"},
+           {"delivery", id},
+           {"text", "the receiver was notified of every chunk"}});
   }
   if (validated) {
-    claim({{"kind", "validated"}, {"delivery", id}, {"text", "the complete delivery passed its rule"}});
+    claim({{"kind", "validated"},
+           {"delivery", id},
+           {"text", "the complete delivery passed its rule"}});
   }
   if (processed) {
     claim({{"kind", "processed"}, {"delivery", id}, {"text", "the processing step succeeded"}});
@@ -171,24 +187,26 @@ std::string OutcomeToEvidenceBundle(const DeliveryOutcome& o) {
   }
 
   const ReceiptContext& c = o.context;
-  json bundle{{"schema", "writ.evidence/1"},
-              {"context",
-               {{"operation", c.operation.empty() ? json() : json(c.operation)},
-                {"transport", c.transport.empty() ? json() : json(c.transport)},
-                {"device", c.device.empty() ? json() : json(c.device)},
-                {"memory_type", c.memory_type.empty() ? json() : json(c.memory_type)},
-                {"software_release", c.software_release.empty() ? json() : json(c.software_release)},
-                // "default" promises nothing nameable: stated as not stated.
-                {"completion_level", c.completion_level.empty() || c.completion_level == "default"
-                                         ? json()
-                                         : json(c.completion_level)}}},
-              {"deliveries", json::array({{{"id", id}, {"bytes", o.delivery.bytes}, {"portions", portions}}})},
-              {"work_completions", wcs},
-              {"placement", placement},
-              {"notifications", notifications},
-              {"acknowledgements", acks},
-              {"retention_promises", promises},
-              {"claims", claims}};
+  json bundle{
+      {"schema", "writ.evidence/1"},
+      {"context",
+       {{"operation", c.operation.empty() ? json() : json(c.operation)},
+        {"transport", c.transport.empty() ? json() : json(c.transport)},
+        {"device", c.device.empty() ? json() : json(c.device)},
+        {"memory_type", c.memory_type.empty() ? json() : json(c.memory_type)},
+        {"software_release", c.software_release.empty() ? json() : json(c.software_release)},
+        // "default" promises nothing nameable: stated as not stated.
+        {"completion_level", c.completion_level.empty() || c.completion_level == "default"
+                                 ? json()
+                                 : json(c.completion_level)}}},
+      {"deliveries",
+       json::array({{{"id", id}, {"bytes", o.delivery.bytes}, {"portions", portions}}})},
+      {"work_completions", wcs},
+      {"placement", placement},
+      {"notifications", notifications},
+      {"acknowledgements", acks},
+      {"retention_promises", promises},
+      {"claims", claims}};
   return bundle.dump(2);
 }
 

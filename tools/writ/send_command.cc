@@ -30,6 +30,7 @@ struct SendFlags {
   std::string evidence;
   int64_t corrupt_chunk = -1;
   std::string identity;
+  std::string source = "auto";
 };
 
 Status BuildOptions(const SendFlags& f, SendOptions& o) {
@@ -47,16 +48,25 @@ Status BuildOptions(const SendFlags& f, SendOptions& o) {
   o.until = *until;
   if (!f.retention.empty()) {
     auto retention = protocol::ParseRetention(f.retention);
-    if (!retention.ok()) return Status::InvalidArgument("--retention: " + retention.status().message());
+    if (!retention.ok())
+      return Status::InvalidArgument("--retention: " + retention.status().message());
     o.retention = *retention;
   }
   auto level = fabric::ParseCompletionLevel(f.level);
-  if (!level) return Status::InvalidArgument("--level: expected default, inject, transmit or delivery");
+  if (!level)
+    return Status::InvalidArgument("--level: expected default, inject, transmit or delivery");
   o.level = *level;
   o.depth = f.depth;
   o.identity_dir = f.identity;
   o.max_attempts = f.attempts;
   if (f.corrupt_chunk >= 0) o.corrupt_chunk = static_cast<uint64_t>(f.corrupt_chunk);
+  if (f.source == "zero-copy") {
+    o.source = SourcePath::kZeroCopy;
+  } else if (f.source == "staging") {
+    o.source = SourcePath::kStaging;
+  } else if (f.source != "auto") {
+    return Status::InvalidArgument("--source: expected auto, zero-copy or staging");
+  }
   return Status::Ok();
 }
 
@@ -110,6 +120,10 @@ void RegisterSend(CLI::App& app, CommandContext& ctx) {
   cmd->add_option("--evidence", f->evidence, "write a writ.evidence/1 bundle to this file");
   cmd->add_option("--identity", f->identity,
                   "sender identity directory: signs the announce and the transport receipt");
+  cmd->add_option("--source", f->source,
+                  "where writes read from: auto | zero-copy (the file's mapping) | staging (a "
+                  "copy per chunk)")
+      ->capture_default_str();
   cmd->add_option("--test-corrupt-chunk", f->corrupt_chunk,
                   "fault injection: flip a byte of this chunk after announcing the digest")
       ->group("");  // hidden: for tests

@@ -1,0 +1,485 @@
+#include "sender/delivery_run.h"
+
+#include <poll.h>
+#include <sys/random.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <thread>
+
+#include "protocol/codec.h"
+#include "protocol/digest.h"
+#include "receipt/context.h"
+#include "receipt/signing.h"
+
+namespace writ::sender {
+namespace {
+
+// What the outcome keeps of one completion record: on an error record only the request
+// id, status, endpoint and provider error exist.
+WorkCompletionRecord RecordOf(const fabric::WorkCompletion& record) {
+  WorkCompletionRecord wc;
+  wc.request_id = record.request_id();
+  wc.ok = record.ok();
+  wc.status = record.status().Name();
+  wc.endpoint = record.endpoint();
+  if (auto prov = record.provider_error(); prov.ok()) {
+    wc.provider_errno = prov->prov_errno;
+    wc.provider_error = prov->text;
+  }
+  return wc;
+}
+
+using namespace std::chrono_literals;
+using Clock = std::chrono::steady_clock;
+// How long a finally failed write waits for the receiver's reason before it is reported
+// as a transport failure.
+constexpr std::chrono::milliseconds kRefusalGrace{200};
+// Idle polls with writes in flight before each poll also naps this long on the control fd.
+constexpr uint32_t kSpinsBeforeNap = 32;
+constexpr std::chrono::microseconds kNap{20};
+using protocol::RefuseReason;
+
+Status StatusForRefusal(const protocol::Refuse& r, const std::string& id) {
+  const std::string msg = "receiver refused delivery " +
+                          (r.delivery_id.empty() ? id : r.delivery_id) + " (" +
+                          std::string(protocol::RefuseReasonName(r.reason)) + "): " + r.detail;
+  switch (r.reason) {
+    case RefuseReason::kValidation: return Status::Validation(msg);
+    case RefuseReason::kRetention: return Status::Retention(msg);
+    default: return Status::Refused(msg);
+  }
+}
+
+int RungOrder(ReceiptRung rung) {
+  switch (rung) {
+    case ReceiptRung::kTransport: return 1;
+    case ReceiptRung::kReceived: return 2;
+    case ReceiptRung::kValidated: return 3;
+    case ReceiptRung::kProcessed: return 4;
+    case ReceiptRung::kRetained: return 0;  // not a rung: retention is orthogonal
+  }
+  return 0;
+}
+
+// The delivery a control message is about; empty for messages about none.
+std::string IdOf(const protocol::Message& message) {
+  if (const auto* m = std::get_if<protocol::Grant>(&message)) return m->delivery_id;
+  if (const auto* m = std::get_if<protocol::Receipt>(&message)) return m->delivery_id;
+  if (const auto* m = std::get_if<protocol::Refuse>(&message)) return m->delivery_id;
+  if (const auto* m = std::get_if<protocol::Abort>(&message)) return m->delivery_id;
+  return "";
+}
+
+}  // namespace
+
+Status CheckDeliveryOptions(const DeliveryOptions& options) {
+  if (options.chunk_size == 0) return Status::InvalidArgument("chunk size must be positive");
+  if (options.max_attempts == 0) return Status::InvalidArgument("attempts must be at least 1");
+  return Status::Ok();
+}
+
+Status Prepare(DeliverySource source, const DeliveryOptions& opt, DeliveryOutcome& out,
+               PreparedDelivery& prepared) {
+  prepared.source.emplace(std::move(source));
+  DeliverySource& src = *prepared.source;
+  out.delivery.id = opt.id.empty() ? src.name() : opt.id;
+  out.delivery.bytes = src.size();
+  out.delivery.rule = std::string(protocol::RuleName(opt.rule));
+  prepared.chunk_size =
+      out.delivery.bytes == 0 ? opt.chunk_size : std::min(opt.chunk_size, out.delivery.bytes);
+  out.delivery.chunk_size = prepared.chunk_size;
+  out.delivery.chunks = out.delivery.bytes == 0
+                            ? 0
+                            : (out.delivery.bytes + prepared.chunk_size - 1) / prepared.chunk_size;
+  const bool want_zero_copy =
+      opt.source == SourcePath::kZeroCopy ||
+      (opt.source == SourcePath::kAuto && out.delivery.bytes >= kZeroCopyMinBytes);
+  if (want_zero_copy && src.mappable()) {
+    if (Status mapped = src.Map(); !mapped.ok()) out.source_note = mapped.message();
+  }
+  WRIT_ASSIGN_OR_RETURN(prepared.digest, src.Digest(opt.rule));
+  out.delivery.digest = protocol::ToHex(prepared.digest);
+  out.portion_request_ids.assign(out.delivery.chunks, 0);
+  return Status::Ok();
+}
+
+DeliveryRun::~DeliveryRun() { (void)source_region_.Close(); }
+
+Status DeliveryRun::ChooseSourcePath() {
+  const DeliverySource& src = *prepared_.source;
+  const bool want_zero_copy =
+      opt_.source == SourcePath::kZeroCopy ||
+      (opt_.source == SourcePath::kAuto && out_.delivery.bytes >= kZeroCopyMinBytes);
+  out_.source_path = "staging";
+  if (want_zero_copy && !src.mapped().empty()) {
+    auto region = link_.node().Register(const_cast<uint8_t*>(src.mapped().data()),
+                                        src.mapped().size(), fabric::Access::kLocalSource);
+    if (region.ok()) {
+      source_region_ = std::move(region).value();
+      out_.source_path = "zero-copy";
+    } else {
+      out_.source_note = "registering the source failed: " + region.status().message();
+    }
+  } else if (want_zero_copy && out_.source_note.empty() && out_.delivery.bytes > 0) {
+    out_.source_note = "the source is not a regular file";
+  } else if (!want_zero_copy && out_.delivery.bytes > 0) {
+    out_.source_note = opt_.source == SourcePath::kStaging
+                           ? "staging asked for"
+                           : "smaller than " + std::to_string(kZeroCopyMinBytes) + " bytes";
+  }
+  // Staging serves every chunk without a registered source, and a corrupted chunk.
+  if (out_.delivery.bytes > 0 && (!source_region_.open() || opt_.corrupt_chunk)) {
+    WRIT_RETURN_IF_ERROR(link_.EnsureStaging(std::min(chunk_size_, out_.delivery.bytes)));
+  }
+  return Status::Ok();
+}
+
+Status DeliveryRun::Run() {
+  chunk_size_ = prepared_.chunk_size;
+  slots_.assign(link_.depth(), Slot{});
+  granted_level_ = link_.node().provider().Grant(opt_.level);
+  out_.context = receipt::ContextFor(link_.node().provider(), granted_level_, true);
+  WRIT_RETURN_IF_ERROR(ChooseSourcePath());
+  WRIT_RETURN_IF_ERROR(Announce());
+  return Loop();
+}
+
+Status DeliveryRun::Announce() {
+  protocol::Announce announce;
+  announce.delivery_id = out_.delivery.id;
+  announce.bytes = out_.delivery.bytes;
+  announce.chunk_size = chunk_size_;
+  announce.rule = opt_.rule;
+  announce.digest = prepared_.digest;
+  announce.until = opt_.until;
+  announce.retention = opt_.retention.value_or(RetentionClass::kVolatile);
+  if (identity_) {
+    const auto& key = identity_->public_key();
+    announce.sender_key.assign(key.begin(), key.end());
+    announce.nonce.resize(protocol::kNonceBytes);
+    if (getrandom(announce.nonce.data(), announce.nonce.size(), 0) !=
+        static_cast<ssize_t>(announce.nonce.size())) {
+      return Status::Io("getrandom failed for the announce nonce", errno);
+    }
+    announce.time_ms =
+        static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::milliseconds>(
+                                  std::chrono::system_clock::now().time_since_epoch())
+                                  .count());
+    // Signed for this receiver only: its id is part of the signed bytes.
+    WRIT_ASSIGN_OR_RETURN(auto sig, identity_->Sign(protocol::AnnounceSigningBytes(
+                                        announce, link_.hello().receiver_id)));
+    announce.signature.assign(sig.begin(), sig.end());
+  }
+  if (Status sent = link_.channel().Send(announce); !sent.ok()) {
+    // An invalid announce is not sent at all; anything else leaves the stream unknown.
+    if (sent.code() == ErrorCode::kInvalidArgument) return sent;
+    return Broken(Status::Transport(sent.message()));
+  }
+  announced_ = true;
+  last_progress_ = Clock::now();
+  return Status::Ok();
+}
+
+Status DeliveryRun::Loop() {
+  while (!Done()) {
+    const bool busy = ready_next_ < ready_.size() || !WritesIdle();
+    // Spin while writes are in flight, but not for long: on a small machine the receiver's
+    // progress thread needs the core this loop would otherwise burn.
+    const auto wait = !busy                           ? std::chrono::microseconds(20ms)
+                      : idle_spins_ < kSpinsBeforeNap ? 0us
+                                                      : kNap;
+    WRIT_RETURN_IF_ERROR(ReadControl(wait));
+    if (Done()) break;
+    WRIT_RETURN_IF_ERROR(PostReady());
+    WRIT_RETURN_IF_ERROR(PollCompletions());
+    if (!commit_sent_ && chunks_done_ == out_.delivery.chunks && out_.bytes_moved) {
+      WRIT_RETURN_IF_ERROR(SendTransportReceiptAndCommit());
+    }
+    if (Clock::now() - last_progress_ > opt_.stall_timeout) {
+      return Broken(
+          Status::Timeout("no progress for " + std::to_string(opt_.stall_timeout.count()) + " ms"));
+    }
+  }
+  return Status::Ok();
+}
+
+Status DeliveryRun::SendTransportReceiptAndCommit() {
+  Receipt transport;
+  transport.rung = ReceiptRung::kTransport;
+  transport.delivery = out_.delivery;
+  transport.observer = "sender";
+  transport.issuer = "writ-send@pid" + std::to_string(getpid());
+  transport.issued_at = NowRfc3339();
+  transport.context = out_.context;
+  transport.observed_chunks = out_.delivery.chunks;
+  const uint64_t records = out_.work_completions.size();
+  transport.statement = "each of the " + std::to_string(out_.delivery.chunks) +
+                        " chunk write requests completed with success at completion level " +
+                        out_.context.completion_level + " (" + std::to_string(records) +
+                        " completion records read)";
+  transport.does_not_establish =
+      std::string(fabric::CompletionLevelDoesNotGuarantee(granted_level_));
+  if (identity_) WRIT_RETURN_IF_ERROR(receipt::SignReceipt(transport, *identity_));
+  AddReceipt(std::move(transport));
+  if (Status sent = link_.channel().Send(protocol::Commit{out_.delivery.id}); !sent.ok()) {
+    return Broken(Status::Transport(sent.message()));
+  }
+  commit_sent_ = true;
+  last_progress_ = Clock::now();
+  return Status::Ok();
+}
+
+Status DeliveryRun::ReadControl(std::chrono::microseconds wait) {
+  pollfd pfd{link_.channel().fd(), POLLIN, 0};
+  const timespec ts{static_cast<time_t>(wait.count() / 1000000),
+                    static_cast<long>(wait.count() % 1000000) * 1000};
+  const int ready = ppoll(&pfd, 1, &ts, nullptr);
+  if (ready <= 0) return Status::Ok();
+  idle_spins_ = 0;
+  auto message = link_.channel().Receive(10s);
+  while (message.ok()) {
+    last_progress_ = Clock::now();
+    WRIT_RETURN_IF_ERROR(OnMessage(*message));
+    if (Done()) return Status::Ok();
+    message = link_.channel().Receive(0ms);
+  }
+  if (message.status().code() == ErrorCode::kTimeout) return Status::Ok();
+  return Broken(
+      Status::Transport("control connection to the receiver lost: " + message.status().message()));
+}
+
+Status DeliveryRun::OnMessage(const protocol::Message& message) {
+  const std::string& id = out_.delivery.id;
+  // Late grants or refusals of the session's previous delivery (e.g. one it aborted).
+  if (!stale_id_.empty() && stale_id_ != id && IdOf(message) == stale_id_) return Status::Ok();
+  if (const auto* grant = std::get_if<protocol::Grant>(&message)) {
+    const uint64_t chunks = out_.delivery.chunks;
+    if (grant->delivery_id != id || grant->window_id == 0 || grant->window_id > 0xFFFF ||
+        grant->first_chunk >= chunks || grant->chunk_count > chunks - grant->first_chunk ||
+        grant->length < std::min(out_.delivery.bytes - grant->first_chunk * chunk_size_,
+                                 uint64_t{grant->chunk_count} * chunk_size_)) {
+      return Broken(Status::Malformed("the receiver sent an inconsistent grant (window " +
+                                      std::to_string(grant->window_id) + ")"));
+    }
+    grants_[grant->window_id] = *grant;
+    for (uint32_t i = 0; i < grant->chunk_count; ++i) {
+      ready_.emplace_back(grant->first_chunk + i, grant->window_id);
+    }
+    return Status::Ok();
+  }
+  if (const auto* wire = std::get_if<protocol::Receipt>(&message)) {
+    auto receipt = ReceiptFromJson(wire->json);
+    if (!receipt.ok()) return Broken(receipt.status().Annotate("receipt from the receiver"));
+    const DeliveryRef& ref = receipt->delivery;
+    if (ref.id != id || ref.bytes != out_.delivery.bytes || ref.digest != out_.delivery.digest) {
+      return Broken(Status::Malformed("the receiver sent a receipt about another object (" +
+                                      ref.id + ", " + std::to_string(ref.bytes) + " bytes, " +
+                                      ref.digest + ")"));
+    }
+    // A receipt before any grant and before our commit: the receiver already held this
+    // content. Without chunks, a fresh delivery is `received` at once, so only a higher
+    // rung says so.
+    if (chunks_done_ == 0 && grants_.empty() && !commit_sent_ &&
+        (out_.delivery.chunks > 0 || receipt->rung != ReceiptRung::kReceived)) {
+      out_.bytes_moved = false;
+    }
+    if (receipt->rung == ReceiptRung::kRetained) receiver_ended_ = true;
+    AddReceipt(std::move(receipt).value());
+    return Status::Ok();
+  }
+  if (const auto* refuse = std::get_if<protocol::Refuse>(&message)) {
+    // Answers only a commit: before ours, it is about an earlier one (an empty delivery
+    // the receiver already held may have been committed in a race with its receipts).
+    if (refuse->reason == RefuseReason::kUnknownDelivery && !commit_sent_) return Status::Ok();
+    receiver_ended_ = true;
+    // A refusal naming no delivery, or of a malformed stream, precedes a dropped connection.
+    if (refuse->delivery_id.empty() || refuse->reason == RefuseReason::kMalformed) {
+      return Broken(StatusForRefusal(*refuse, id));
+    }
+    return Fail(StatusForRefusal(*refuse, id));
+  }
+  if (const auto* abort = std::get_if<protocol::Abort>(&message)) {
+    return Broken(Status::Transport("the receiver aborted: " + abort->detail));
+  }
+  return Broken(Status::Malformed(std::string("unexpected '") +
+                                  std::string(protocol::MessageTypeName(message)) +
+                                  "' message from the receiver"));
+}
+
+Status DeliveryRun::PostReady() {
+  for (size_t i = 0; i < slots_.size() && ready_next_ < ready_.size(); ++i) {
+    Slot& slot = slots_[i];
+    if (slot.busy) continue;
+    const auto [chunk, window] = ready_[ready_next_++];
+    slot.chunk = chunk;
+    slot.window = window;
+    slot.attempt = 0;
+    slot.length = std::min(chunk_size_, out_.delivery.bytes - chunk * chunk_size_);
+    const bool corrupt = opt_.corrupt_chunk && *opt_.corrupt_chunk == chunk && slot.length > 0;
+    slot.staged = !source_region_.open() || corrupt;
+    if (slot.staged) {
+      std::span<uint8_t> bytes(link_.staging_slot(i), slot.length);
+      WRIT_RETURN_IF_ERROR(prepared_.source->Read(chunk * chunk_size_, bytes));
+      if (corrupt) bytes[slot.length / 2] ^= 0xFF;  // the announced digest no longer matches
+    }
+    WRIT_RETURN_IF_ERROR(Post(slot, i));
+  }
+  if (ready_next_ == ready_.size()) {
+    ready_.clear();
+    ready_next_ = 0;
+  }
+  return Status::Ok();
+}
+
+Status DeliveryRun::Post(Slot& slot, size_t index) {
+  const protocol::Grant& grant = grants_.at(slot.window);
+  const uint64_t in_window = slot.chunk - grant.first_chunk;
+  fabric::WriteRequest req;
+  req.request_id = link_.NextRequestId();
+  req.peer = link_.peer();
+  if (slot.staged) {
+    req.local = &link_.staging_region();
+    req.local_offset = link_.staging_offset(index);
+  } else {
+    req.local = &source_region_;
+    req.local_offset = slot.chunk * chunk_size_;
+  }
+  req.length = slot.length;
+  req.remote = fabric::RegionDescriptor{grant.remote_address, grant.key, grant.length};
+  req.remote_offset = in_window * chunk_size_;
+  req.level = opt_.level;
+  req.remote_data = (slot.window << 16) | static_cast<uint32_t>(in_window);
+  if (req.remote_offset + req.length > grant.length) {
+    return Broken(Status::Malformed("chunk " + std::to_string(slot.chunk) +
+                                    " does not fit window " + std::to_string(slot.window)));
+  }
+  auto posted = link_.node().PostWrite(req);
+  if (!posted.ok()) return Broken(posted.status().Annotate("chunk " + std::to_string(slot.chunk)));
+  slot.busy = true;
+  slot.request_id = req.request_id;
+  ++slot.attempt;
+  return Status::Ok();
+}
+
+Status DeliveryRun::PollCompletions() {
+  records_.clear();
+  auto polled = link_.node().Poll(records_, 64);
+  if (!polled.ok()) return Broken(polled.status());
+  idle_spins_ = records_.empty() ? idle_spins_ + 1 : 0;
+  for (const auto& record : records_) {
+    auto slot_it = std::find_if(slots_.begin(), slots_.end(), [&](const Slot& s) {
+      return s.busy && s.request_id == record.request_id();
+    });
+    WorkCompletionRecord wc = RecordOf(record);
+    if (!wc.ok) saw_error_record_ = true;  // tcp drops the connection after an error
+    if (slot_it == slots_.end()) {
+      wc.chunk = UINT64_MAX;  // not one of ours: kept as evidence, never counted
+      out_.work_completions.push_back(std::move(wc));
+      continue;
+    }
+    Slot& slot = *slot_it;
+    wc.chunk = slot.chunk;
+    wc.attempt = slot.attempt;
+    out_.work_completions.push_back(wc);
+    last_progress_ = Clock::now();
+    out_.portion_request_ids[slot.chunk] = slot.request_id;
+    slot.busy = false;
+    if (record.ok()) {
+      if (!slot.staged) prepared_.source->Release(slot.chunk * chunk_size_, slot.length);
+      ++chunks_done_;
+      bytes_done_ += slot.length;
+      if (opt_.progress) opt_.progress(bytes_done_, out_.delivery.bytes);
+      continue;
+    }
+    // The receiver refuses (full disk, failed validation) before it revokes the delivery's
+    // windows, so a write failing on a revoked window usually has its reason waiting on the
+    // control connection: read it before retrying or reporting a transport failure. The
+    // error record stays in the evidence either way.
+    WRIT_RETURN_IF_ERROR(ReadControl(slot.attempt < opt_.max_attempts ? 0ms : kRefusalGrace));
+    if (slot.attempt < opt_.max_attempts) {
+      WRIT_RETURN_IF_ERROR(Post(slot, static_cast<size_t>(&slot - slots_.data())));
+      continue;
+    }
+    return Broken(Status::Transport("chunk " + std::to_string(slot.chunk) +
+                                    " failed: " + wc.status + " (" + wc.provider_error +
+                                    ") after " + std::to_string(slot.attempt) + " attempt(s)"));
+  }
+  return Status::Ok();
+}
+
+Status DeliveryRun::Quiesce(std::chrono::milliseconds timeout) {
+  const auto deadline = Clock::now() + timeout;
+  while (!WritesIdle()) {
+    if (broken()) return Status::Transport("the fabric connection reported an error");
+    if (Clock::now() > deadline) {
+      broken_ = true;
+      return Status::Timeout("writes still in flight after " + std::to_string(timeout.count()) +
+                             " ms");
+    }
+    records_.clear();
+    auto polled = link_.node().Poll(records_, 64);
+    if (!polled.ok()) {
+      broken_ = true;
+      return polled.status();
+    }
+    for (const auto& record : records_) {
+      for (Slot& slot : slots_) {
+        if (!slot.busy || slot.request_id != record.request_id()) continue;
+        slot.busy = false;
+        WorkCompletionRecord wc = RecordOf(record);
+        wc.chunk = slot.chunk;
+        wc.attempt = slot.attempt;
+        if (!wc.ok) saw_error_record_ = true;
+        out_.work_completions.push_back(std::move(wc));
+      }
+    }
+    if (records_.empty()) std::this_thread::sleep_for(50us);
+  }
+  return broken() ? Status::Transport("the fabric connection reported an error") : Status::Ok();
+}
+
+void DeliveryRun::AddReceipt(Receipt receipt) {
+  if (receipt.rung == ReceiptRung::kRetained && receipt.retention) {
+    auto cls = protocol::ParseRetention(receipt.retention->retention);
+    if (cls.ok() && (!out_.reached_retention || *cls > *out_.reached_retention)) {
+      out_.reached_retention = *cls;
+    }
+  } else if (!out_.reached_rung || RungOrder(receipt.rung) > RungOrder(*out_.reached_rung)) {
+    out_.reached_rung = receipt.rung;
+  }
+  // In rung order, retained last, whatever order they arrived in: the receiver's
+  // `received` can overtake the sender's own `transport` (it is sent as soon as the last
+  // chunk is seen, while the sender may still be polling that chunk's completion).
+  const auto order = [](ReceiptRung rung) {
+    return rung == ReceiptRung::kRetained ? 5 : RungOrder(rung);
+  };
+  auto at = std::find_if(out_.receipts.begin(), out_.receipts.end(),
+                         [&](const Receipt& r) { return order(r.rung) > order(receipt.rung); });
+  out_.receipts.insert(at, std::move(receipt));
+}
+
+bool DeliveryRun::WritesIdle() const {
+  return std::none_of(slots_.begin(), slots_.end(), [](const Slot& s) { return s.busy; });
+}
+
+bool DeliveryRun::Done() const {
+  if (!WritesIdle()) return false;
+  const int wanted = static_cast<int>(opt_.until);  // Rung values order like RungOrder
+  if (!out_.reached_rung || RungOrder(*out_.reached_rung) < wanted) return false;
+  const bool await_retention = opt_.retention.has_value() || opt_.until >= Rung::kValidated;
+  if (!await_retention) return true;
+  const RetentionClass want = opt_.retention.value_or(RetentionClass::kVolatile);
+  return out_.reached_retention && *out_.reached_retention >= want;
+}
+
+std::string DeliveryRun::LastRung() const {
+  std::string last = out_.reached_rung ? std::string(ReceiptRungName(*out_.reached_rung)) : "none";
+  if (out_.reached_retention) {
+    last += ", retained " + std::string(protocol::RetentionName(*out_.reached_retention));
+  }
+  return last;
+}
+
+}  // namespace writ::sender

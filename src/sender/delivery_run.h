@@ -1,0 +1,115 @@
+// One delivery over a session's Link: announce, write the chunks into the granted
+// windows, commit, and collect receipts until the requested rung and retention.
+#pragma once
+
+#include <chrono>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "fabric/memory_region.h"
+#include "fabric/work_completion.h"
+#include "protocol/messages.h"
+#include "receipt/identity.h"
+#include "sender/delivery_source.h"
+#include "sender/link.h"
+#include "writ/sender.h"
+
+namespace writ::sender {
+
+// What a delivery needs before it touches the network: its source, its announced
+// shape and its digest (filled into `out.delivery`).
+struct PreparedDelivery {
+  std::optional<DeliverySource> source;
+  std::vector<uint8_t> digest;
+  uint64_t chunk_size = 0;  // the requested one, or the whole delivery when smaller
+};
+
+Status CheckDeliveryOptions(const DeliveryOptions& options);
+// Maps the source when the zero-copy path may be used, digests it, fills `out.delivery`.
+Status Prepare(DeliverySource source, const DeliveryOptions& options, DeliveryOutcome& out,
+               PreparedDelivery& prepared);
+
+class DeliveryRun {
+ public:
+  DeliveryRun(Link& link, const receipt::Identity* identity, const DeliveryOptions& options,
+              PreparedDelivery& prepared, DeliveryOutcome& out, const std::string& stale_id)
+      : link_(link),
+        identity_(identity),
+        opt_(options),
+        prepared_(prepared),
+        out_(out),
+        stale_id_(stale_id) {}
+  ~DeliveryRun();
+
+  Status Run();
+
+  bool announced() const { return announced_; }
+  // The session can no longer be trusted (connection lost, error completion, stall,
+  // protocol violation).
+  bool broken() const { return broken_ || saw_error_record_; }
+  // The receiver has ended this delivery: it refused it or sent its retained receipt.
+  bool receiver_ended() const { return receiver_ended_; }
+  // Waits until no write of this delivery is in flight; an error record or the deadline
+  // makes the session broken.
+  Status Quiesce(std::chrono::milliseconds timeout);
+
+ private:
+  struct Slot {
+    bool busy = false;
+    bool staged = false;  // source: the link's staging slot, else the registered source
+    uint64_t request_id = 0;
+    uint64_t chunk = 0;
+    uint32_t window = 0;
+    uint32_t attempt = 0;
+    uint64_t length = 0;
+  };
+
+  Status ChooseSourcePath();
+  Status Announce();
+  Status Loop();
+  Status SendTransportReceiptAndCommit();
+  Status ReadControl(std::chrono::microseconds wait);
+  Status OnMessage(const protocol::Message& message);
+  Status PostReady();
+  Status Post(Slot& slot, size_t index);
+  Status PollCompletions();
+  void AddReceipt(Receipt receipt);
+  bool Done() const;
+  bool WritesIdle() const;
+  std::string LastRung() const;
+  Status Fail(Status status) const {
+    return status.Annotate("delivery " + out_.delivery.id + ", last rung reached: " + LastRung());
+  }
+  Status Broken(Status status) {
+    broken_ = true;
+    return Fail(std::move(status));
+  }
+
+  Link& link_;
+  const receipt::Identity* identity_;
+  const DeliveryOptions& opt_;
+  PreparedDelivery& prepared_;
+  DeliveryOutcome& out_;
+  const std::string stale_id_;  // the session's previous delivery: its late messages are dropped
+  uint64_t chunk_size_ = 0;
+  CompletionLevel granted_level_ = CompletionLevel::kDelivery;
+  fabric::MemoryRegion source_region_;  // the zero-copy source, when used
+  std::vector<Slot> slots_;
+  std::map<uint32_t, protocol::Grant> grants_;
+  std::vector<std::pair<uint64_t, uint32_t>> ready_;  // (chunk, window), in grant order
+  size_t ready_next_ = 0;
+  uint64_t chunks_done_ = 0;
+  uint64_t bytes_done_ = 0;
+  uint32_t idle_spins_ = 0;  // polls in a row that found no completion
+  bool announced_ = false;
+  bool commit_sent_ = false;
+  bool broken_ = false;
+  bool saw_error_record_ = false;
+  bool receiver_ended_ = false;
+  std::chrono::steady_clock::time_point last_progress_ = std::chrono::steady_clock::now();
+  std::vector<fabric::WorkCompletion> records_;
+};
+
+}  // namespace writ::sender

@@ -1,0 +1,135 @@
+#include "sender/link.h"
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+
+#include <cstdlib>
+#include <cstring>
+
+namespace writ::sender {
+namespace {
+
+using namespace std::chrono_literals;
+
+// Where to reach a MSG target: the sockaddr it listens on, or the control host for a
+// wildcard listen address.
+Result<std::pair<std::string, std::string>> MsgTargetAddress(const std::vector<uint8_t>& address,
+                                                             const std::string& control_host) {
+  if (address.size() != sizeof(sockaddr_in)) {
+    return Status::Unsupported("the receiver's fabric address is not an IPv4 socket address");
+  }
+  sockaddr_in sin;
+  std::memcpy(&sin, address.data(), sizeof sin);
+  if (sin.sin_family != AF_INET) return Status::Unsupported("fabric address is not AF_INET");
+  char host[INET_ADDRSTRLEN];
+  inet_ntop(AF_INET, &sin.sin_addr, host, sizeof host);
+  std::string node = sin.sin_addr.s_addr == htonl(INADDR_ANY) ? control_host : host;
+  return std::make_pair(node, std::to_string(ntohs(sin.sin_port)));
+}
+
+std::string LocalHostOf(int fd) {
+  sockaddr_in sin{};
+  socklen_t len = sizeof sin;
+  if (getsockname(fd, reinterpret_cast<sockaddr*>(&sin), &len) != 0 || sin.sin_family != AF_INET) {
+    return "127.0.0.1";
+  }
+  char host[INET_ADDRSTRLEN];
+  inet_ntop(AF_INET, &sin.sin_addr, host, sizeof host);
+  return host;
+}
+
+}  // namespace
+
+Result<std::unique_ptr<Link>> Link::Open(const SessionOptions& options) {
+  if (options.depth == 0) return Status::InvalidArgument("depth must be at least 1");
+  auto host_port = protocol::ParseHostPort(options.to);
+  if (!host_port.ok()) return Status::InvalidArgument("--to: " + host_port.status().message());
+  std::unique_ptr<Link> link(new Link());
+  link->depth_ = options.depth;
+  auto channel = protocol::ControlChannel::Connect(host_port->first, host_port->second,
+                                                   options.connect_timeout);
+  if (!channel.ok()) {
+    return Status::Transport("cannot reach the receiver at " + options.to + ": " +
+                             channel.status().message());
+  }
+  link->channel_.emplace(std::move(channel).value());
+  auto first = link->channel_->Receive(options.connect_timeout);
+  if (!first.ok()) {
+    return Status::Transport("no hello from the receiver: " + first.status().message());
+  }
+  if (const auto* refuse = std::get_if<protocol::Refuse>(&*first)) {
+    return Status::Refused("receiver refused the connection (" +
+                           std::string(protocol::RefuseReasonName(refuse->reason)) +
+                           "): " + refuse->detail);
+  }
+  const auto* hello = std::get_if<protocol::Hello>(&*first);
+  if (hello == nullptr) return Status::Malformed("the receiver did not start with a hello");
+  link->hello_ = *hello;
+  WRIT_RETURN_IF_ERROR(link->ConnectFabric(options.provider, host_port->first));
+  return link;
+}
+
+Status Link::ConnectFabric(const std::string& wanted_provider, const std::string& control_host) {
+  if (!wanted_provider.empty() && wanted_provider != hello_.provider) {
+    return Status::InvalidArgument("the receiver serves provider '" + hello_.provider + "', not '" +
+                                   wanted_provider + "'");
+  }
+  fabric::NodeOptions node_options;
+  node_options.provider.provider = hello_.provider;
+  node_options.provider.role = fabric::Role::kInitiator;
+  node_options.max_outstanding = depth_;
+  if (fabric::EndpointKindFor(hello_.provider) == fabric::EndpointKind::kMsg) {
+    WRIT_ASSIGN_OR_RETURN(auto target, MsgTargetAddress(hello_.fabric_address, control_host));
+    node_options.provider.node = target.first;
+    node_options.provider.service = target.second;
+    WRIT_ASSIGN_OR_RETURN(node_, fabric::FabricNode::Open(node_options));
+    WRIT_ASSIGN_OR_RETURN(peer_, node_->Connect(10s));
+  } else {
+    if (hello_.provider != "shm") node_options.provider.node = LocalHostOf(channel_->fd());
+    WRIT_ASSIGN_OR_RETURN(node_, fabric::FabricNode::Open(node_options));
+    WRIT_ASSIGN_OR_RETURN(peer_, node_->AddPeer(hello_.fabric_address));
+  }
+  return Status::Ok();
+}
+
+Status Link::EnsureStaging(uint64_t slot_bytes) {
+  slot_bytes = (std::max<uint64_t>(slot_bytes, 4096) + 4095) / 4096 * 4096;
+  if (staging_ != nullptr && slot_bytes <= slot_bytes_) return Status::Ok();
+  FreeStaging();
+  const uint64_t total = slot_bytes * depth_;
+  staging_ = static_cast<uint8_t*>(std::aligned_alloc(4096, total));
+  if (staging_ == nullptr) return Status::Internal("cannot allocate staging buffers");
+  auto region = node_->Register(staging_, total, fabric::Access::kLocalSource);
+  if (!region.ok()) {
+    FreeStaging();
+    return region.status().Annotate("registering staging buffers");
+  }
+  staging_region_ = std::move(region).value();
+  slot_bytes_ = slot_bytes;
+  return Status::Ok();
+}
+
+void Link::FreeStaging() {
+  (void)staging_region_.Close();
+  std::free(staging_);
+  staging_ = nullptr;
+  slot_bytes_ = 0;
+}
+
+Status Link::Close() {
+  Status first = staging_region_.Close();
+  if (node_) {
+    Status closed = node_->Close();
+    if (first.ok()) first = closed;
+  }
+  if (channel_) channel_->Shutdown();
+  return first;
+}
+
+Link::~Link() {
+  (void)Close();
+  std::free(staging_);
+}
+
+}  // namespace writ::sender

@@ -1,0 +1,61 @@
+// One sender session's connections: the control channel (after the receiver's hello),
+// the fabric node connected to the receiver, and the registered staging buffers. Kept
+// for every delivery of the session.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "fabric/memory_region.h"
+#include "fabric/node.h"
+#include "protocol/control_channel.h"
+#include "protocol/messages.h"
+#include "writ/sender.h"
+#include "writ/status.h"
+
+namespace writ::sender {
+
+class Link {
+ public:
+  static Result<std::unique_ptr<Link>> Open(const SessionOptions& options);
+  ~Link();
+  Link(const Link&) = delete;
+  Link& operator=(const Link&) = delete;
+
+  protocol::ControlChannel& channel() { return *channel_; }
+  fabric::FabricNode& node() { return *node_; }
+  const fabric::Peer& peer() const { return peer_; }
+  const protocol::Hello& hello() const { return hello_; }
+  uint32_t depth() const { return depth_; }
+  // Unique over the session, so a late record can never be taken for a later request.
+  uint64_t NextRequestId() { return next_request_id_++; }
+
+  // Registered staging of `depth` slots of at least `slot_bytes` each, allocated on
+  // first need and reallocated (re-registered) only to grow. No write may be in flight.
+  Status EnsureStaging(uint64_t slot_bytes);
+  uint8_t* staging_slot(size_t index) const { return staging_ + index * slot_bytes_; }
+  uint64_t staging_offset(size_t index) const { return index * slot_bytes_; }
+  const fabric::MemoryRegion& staging_region() const { return staging_region_; }
+
+  // Closes the staging registration, the fabric node and the control connection.
+  Status Close();
+
+ private:
+  Link() = default;
+  Status ConnectFabric(const std::string& wanted_provider, const std::string& control_host);
+  void FreeStaging();
+
+  std::optional<protocol::ControlChannel> channel_;
+  protocol::Hello hello_;
+  std::unique_ptr<fabric::FabricNode> node_;
+  fabric::Peer peer_;
+  uint32_t depth_ = 0;
+  uint64_t next_request_id_ = 1;
+  uint8_t* staging_ = nullptr;
+  uint64_t slot_bytes_ = 0;
+  fabric::MemoryRegion staging_region_;
+};
+
+}  // namespace writ::sender
