@@ -245,7 +245,12 @@ Status Connection::OnQuery(const protocol::Query& q) {
     answer["rule"] = protocol::RuleName(d.meta.rule);
     answer["digest"] = protocol::ToHex(d.meta.digest);
     answer["receipts"] = json::array();
-    for (const auto& r : d.receipts) answer["receipts"].push_back(json::parse(r));
+    for (const auto& r : d.receipts) {
+      // Stored by this receiver, so JSON; should one not parse, it is passed on as text
+      // rather than ending the process with an exception.
+      json parsed = json::parse(r, nullptr, /*allow_exceptions=*/false);
+      answer["receipts"].push_back(parsed.is_discarded() ? json(r) : std::move(parsed));
+    }
   }
   return Send(protocol::QueryAnswer{q.delivery_id, answer.dump()});
 }

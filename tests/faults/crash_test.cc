@@ -58,7 +58,14 @@ TEST(Crash, ReceiverKilledAtRandomMomentsKeepsEveryReceiptedDelivery) {
     ASSERT_TRUE(receiver);
     CheckAfterRestart(*receiver, data, ledger, recent, rng, tally);
     ++tally.iterations;
-    if (HasFailure()) break;  // the first failure, with its seed, is the useful one
+    if (HasFailure()) {  // the first failure, with its seed, is the useful one
+      std::cout << "receiver's log (" << dir.File("serve-" + std::to_string(it + 1) + ".err")
+                << "):\n"
+                << ReadFile(dir.File("serve-" + std::to_string(it + 1) + ".err"))
+                << "receiver's exit status (-1: still running, then stopped): " << receiver->Stop()
+                << std::endl;
+      break;
+    }
     tally.survived += receipted_now;
   }
   EXPECT_EQ(receiver->Stop(), 0);

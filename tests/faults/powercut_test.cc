@@ -77,7 +77,10 @@ TEST(PowerCut, EveryPowerLossReceiptSurvivesCutsAtRandomMoments) {
     CheckAfterRestart(*receiver, data, ledger, recent, rng, tally);
     ++tally.iterations;
     if (HasFailure()) {
-      std::cout << "last cut: " << cut << std::endl;
+      std::cout << "last cut: " << cut << "\nreceiver's log:\n"
+                << ReadFile(dir.File("serve-" + std::to_string(it + 1) + ".err"))
+                << "receiver's exit status (-1: still running, then stopped): " << receiver->Stop()
+                << std::endl;
       break;
     }
     tally.survived += receipted_pl_now;
