@@ -63,6 +63,7 @@ struct FabricNode::Endpoint {
   bool connected = false;   // MSG: FI_CONNECTED seen. RDM: always.
   bool handed_out = false;  // returned by Accept()
   bool shut_down = false;   // FI_SHUTDOWN seen
+  bool accepted = false;    // created for a peer's connection request (a target's)
   std::optional<Status> connect_error;
 };
 
@@ -169,6 +170,7 @@ Status FabricNode::Close() {
   closed_ = true;
   CloseCollector closes;
   for (auto it = endpoints_.rbegin(); it != endpoints_.rend(); ++it) {
+    if (!*it) continue;  // retired
     closes.Add((*it)->ep.Close("endpoint"));
     closes.Add((*it)->cq.Close("completion queue"));
   }
@@ -230,6 +232,7 @@ Status FabricNode::HandleEvent(uint32_t event, const fi_eq_cm_entry& entry) {
       (void)fi_reject(pep_.get(), info->handle, nullptr, 0);
       return created.status().Annotate("accepting a connection");
     }
+    (*created)->accepted = true;
     const int rc = fi_accept((*created)->ep.get(), nullptr, 0);
     if (rc != 0) {
       (*created)->shut_down = true;
@@ -238,7 +241,7 @@ Status FabricNode::HandleEvent(uint32_t event, const fi_eq_cm_entry& entry) {
     return Status::Ok();
   }
   for (auto& ep : endpoints_) {
-    if (ep->ep.fid() != entry.fid) continue;
+    if (!ep || ep->ep.fid() != entry.fid) continue;
     if (event == FI_CONNECTED) {
       ep->connected = true;
       connected_cv_.notify_all();
@@ -260,7 +263,7 @@ Status FabricNode::ProcessEventsLocked() {
       fi_eq_err_entry err{};
       if (fi_eq_readerr(eq_.get(), &err, 0) < 0) return Status::Transport("fi_eq_readerr failed");
       for (auto& ep : endpoints_) {
-        if (ep->ep.fid() == err.fid) {
+        if (ep && ep->ep.fid() == err.fid) {
           ep->shut_down = true;
           ep->connect_error = FabricStatus(-err.err, "connection");
         }
@@ -280,7 +283,7 @@ Result<Peer> FabricNode::Accept(std::chrono::milliseconds timeout) {
   for (;;) {
     WRIT_RETURN_IF_ERROR(ProcessEventsLocked());
     for (auto& ep : endpoints_) {
-      if (ep->connected && !ep->handed_out) {
+      if (ep && ep->connected && !ep->handed_out) {
         ep->handed_out = true;
         return Peer{ep->id, FI_ADDR_UNSPEC};
       }
@@ -337,8 +340,7 @@ Result<MemoryRegion> FabricNode::Register(void* buffer, size_t length, Access ac
   for (int attempt = 0; attempt < 8 && rc == -FI_ENOKEY; ++attempt) {
     uint64_t requested_key = 0;
     if (!provider_.provider_keys()) {
-      WRIT_ASSIGN_OR_RETURN(requested_key,
-                            RandomKey(provider_.info()->domain_attr->mr_key_size));
+      WRIT_ASSIGN_OR_RETURN(requested_key, RandomKey(provider_.info()->domain_attr->mr_key_size));
     }
     rc = fi_mr_reg(core->domain.get(), buffer, length, access_flags, 0, requested_key, 0,
                    region.mr_.out(), nullptr);
@@ -395,8 +397,8 @@ Result<PostedWrite> FabricNode::PostWrite(const WriteRequest& request) {
   msg.rma_iov_count = 1;
   msg.context = &slot->context;
   msg.data = request.remote_data.value_or(0);
-  const uint64_t flags = FI_COMPLETION | CompletionLevelFlag(granted) |
-                         (request.remote_data ? FI_REMOTE_CQ_DATA : 0);
+  const uint64_t flags =
+      FI_COMPLETION | CompletionLevelFlag(granted) | (request.remote_data ? FI_REMOTE_CQ_DATA : 0);
   for (;;) {
     const ssize_t rc = fi_writemsg(ep->ep.get(), &msg, flags);
     if (rc == 0) break;
@@ -418,7 +420,7 @@ Result<PostedWrite> FabricNode::PostWrite(const WriteRequest& request) {
 Status FabricNode::ProgressLocked() {
   WRIT_RETURN_IF_ERROR(ProcessEventsLocked());
   for (auto& ep : endpoints_) {
-    WRIT_RETURN_IF_ERROR(PollEndpointLocked(*ep, backlog_, SIZE_MAX));
+    if (ep) WRIT_RETURN_IF_ERROR(PollEndpointLocked(*ep, backlog_, SIZE_MAX));
   }
   return Status::Ok();
 }
@@ -431,15 +433,26 @@ Result<size_t> FabricNode::Poll(std::vector<WorkCompletion>& out, size_t max) {
   std::move(backlog_.begin(), backlog_.begin() + from_backlog, std::back_inserter(out));
   backlog_.erase(backlog_.begin(), backlog_.begin() + from_backlog);
   for (auto& ep : endpoints_) {
+    if (!ep) continue;
     const size_t appended = out.size() - before;
     if (appended < max) WRIT_RETURN_IF_ERROR(PollEndpointLocked(*ep, out, max - appended));
-    if (ep->shut_down) FailShutDownLocked(*ep, out);
+    if (ep->shut_down) {
+      FailShutDownLocked(*ep, out);
+      // An accepted connection whose peer went away: release its endpoint and completion
+      // queue (a socket, memory) once nothing of it is in flight, and stop polling it, or
+      // a long-running target slows down and runs out of descriptors with every sender
+      // that ever connected. Its id is never reused.
+      if (ep->accepted && ep->requests.in_flight() == 0) {
+        (void)ep->ep.Close("endpoint");
+        (void)ep->cq.Close("completion queue");
+        ep.reset();
+      }
+    }
   }
   return out.size() - before;
 }
 
-Status FabricNode::PollEndpointLocked(Endpoint& ep, std::vector<WorkCompletion>& out,
-                                      size_t max) {
+Status FabricNode::PollEndpointLocked(Endpoint& ep, std::vector<WorkCompletion>& out, size_t max) {
   fi_cq_data_entry entries[kCqBatch];
   size_t appended = 0;
   while (appended < max) {
@@ -510,8 +523,9 @@ void FabricNode::FailShutDownLocked(Endpoint& ep, std::vector<WorkCompletion>& o
   ep.requests.ForEachInFlight([&](RequestSlot& slot) {
     out.push_back(WorkCompletion::Error(
         slot.request_id, ep.id, FI_ESHUTDOWN,
-        ProviderError{0, "the connection was shut down (FI_SHUTDOWN) before this request "
-                         "completed; synthesized by writ, not reported by the provider"}));
+        ProviderError{0,
+                      "the connection was shut down (FI_SHUTDOWN) before this request "
+                      "completed; synthesized by writ, not reported by the provider"}));
     ep.requests.Release(&slot);
   });
 }
@@ -519,8 +533,14 @@ void FabricNode::FailShutDownLocked(Endpoint& ep, std::vector<WorkCompletion>& o
 size_t FabricNode::outstanding() const {
   std::lock_guard lock(mu_);
   size_t total = 0;
-  for (const auto& ep : endpoints_) total += ep->requests.in_flight();
+  for (const auto& ep : endpoints_) total += ep ? ep->requests.in_flight() : 0;
   return total;
+}
+
+size_t FabricNode::live_endpoints() const {
+  std::lock_guard lock(mu_);
+  return static_cast<size_t>(std::count_if(endpoints_.begin(), endpoints_.end(),
+                                           [](const auto& ep) { return ep != nullptr; }));
 }
 
 }  // namespace writ::fabric

@@ -33,7 +33,7 @@ namespace writ::fabric {
 
 struct NodeOptions {
   ProviderRequest provider;
-  size_t max_outstanding = 64;   // requests in flight per endpoint
+  size_t max_outstanding = 64;  // requests in flight per endpoint
   size_t cq_size = 1024;
   size_t posted_receives = 256;  // receives kept posted where FI_RX_CQ_DATA demands them
   std::chrono::milliseconds eagain_timeout{30000};
@@ -101,6 +101,9 @@ class FabricNode {
   Result<size_t> Poll(std::vector<WorkCompletion>& out, size_t max = 64);
 
   size_t outstanding() const;
+  // Endpoints open now: an accepted connection's is released (after its peer left and
+  // nothing of it is in flight) by the Poll that sees it shut down.
+  size_t live_endpoints() const;
 
  private:
   struct Endpoint;

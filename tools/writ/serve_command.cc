@@ -1,5 +1,6 @@
 // writ serve: run a receiver until SIGTERM / SIGINT.
 #include <signal.h>
+#include <sys/resource.h>
 
 #include <iostream>
 #include <memory>
@@ -52,6 +53,12 @@ int RunServe(const ServeFlags& flags) {
   sigaddset(&stop_signals, SIGINT);
   pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
   signal(SIGPIPE, SIG_IGN);
+  // Every connection and every volatile delivery held holds a descriptor: use all the
+  // descriptors the hard limit allows, not the common soft default of 1024.
+  if (rlimit files{}; getrlimit(RLIMIT_NOFILE, &files) == 0 && files.rlim_cur < files.rlim_max) {
+    files.rlim_cur = files.rlim_max;
+    (void)setrlimit(RLIMIT_NOFILE, &files);
+  }
 
   ReceiverOptions options;
   options.listen_host = host_port->first;
