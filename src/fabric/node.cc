@@ -122,6 +122,26 @@ Status FabricNode::OpenCore() {
 }
 
 Result<FabricNode::Endpoint*> FabricNode::CreateEndpoint(fi_info* info) {
+  // libfabric 1.17 shm names its region "<pid>:<domain>:<endpoint>" in /dev/shm. A region
+  // left by a process that was killed, whose pid this process now has, makes fi_enable
+  // fail with FI_EBUSY ("shm file in use") after libfabric has unlinked it; the next
+  // endpoint gets a fresh name. One retry covers exactly that case.
+  const int attempts = provider_.name() == "shm" ? 2 : 1;
+  Status last;
+  for (int attempt = 0; attempt < attempts; ++attempt) {
+    auto ep = OpenEndpoint(info);
+    if (ep.ok()) {
+      WRIT_RETURN_IF_ERROR(PostReceives(**ep));
+      endpoints_.push_back(std::move(*ep));
+      return endpoints_.back().get();
+    }
+    last = ep.status();
+    if (last.fi_errno() != FI_EBUSY) break;
+  }
+  return last;
+}
+
+Result<std::unique_ptr<FabricNode::Endpoint>> FabricNode::OpenEndpoint(fi_info* info) {
   const size_t receive_slots =
       provider_.needs_posted_receives_for_data() ? options_.posted_receives : 0;
   auto ep = std::make_unique<Endpoint>(static_cast<EndpointId>(endpoints_.size()),
@@ -146,9 +166,7 @@ Result<FabricNode::Endpoint*> FabricNode::CreateEndpoint(fi_info* info) {
   if (rc != 0) return FabricStatus(rc, "fi_ep_bind(completion queue)");
   rc = fi_enable(ep->ep.get());
   if (rc != 0) return FabricStatus(rc, "fi_enable");
-  WRIT_RETURN_IF_ERROR(PostReceives(*ep));
-  endpoints_.push_back(std::move(ep));
-  return endpoints_.back().get();
+  return ep;
 }
 
 // Where the provider demands it (FI_RX_CQ_DATA, e.g. verbs), every write-with-data

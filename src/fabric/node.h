@@ -112,6 +112,7 @@ class FabricNode {
   explicit FabricNode(NodeOptions options, ProviderInfo provider);
   Status OpenCore();
   Result<Endpoint*> CreateEndpoint(fi_info* info);
+  Result<std::unique_ptr<Endpoint>> OpenEndpoint(fi_info* info);
   Status PostReceives(Endpoint& ep);
   Status ProcessEventsLocked();
   Status HandleEvent(uint32_t event, const fi_eq_cm_entry& entry);

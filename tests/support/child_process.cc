@@ -10,6 +10,8 @@
 
 #include <cerrno>
 #include <cstring>
+#include <filesystem>
+#include <string>
 #include <thread>
 #include <utility>
 
@@ -20,8 +22,8 @@ namespace {
 using Clock = std::chrono::steady_clock;
 }
 
-Result<ChildProcess> ChildProcess::Start(const std::vector<std::string>& argv,
-                                         bool merge_stderr, const std::string& stderr_path) {
+Result<ChildProcess> ChildProcess::Start(const std::vector<std::string>& argv, bool merge_stderr,
+                                         const std::string& stderr_path) {
   int in_pipe[2], out_pipe[2];
   if (pipe2(in_pipe, O_CLOEXEC) != 0) return Status::Io("pipe", errno);
   if (pipe2(out_pipe, O_CLOEXEC) != 0) {
@@ -67,11 +69,26 @@ ChildProcess::ChildProcess(ChildProcess&& other) noexcept
       eof_(other.eof_),
       exit_code_(other.exit_code_) {}
 
+// A child killed by a signal cannot unlink the libfabric shm region named after its pid
+// ("<pid>:<domain>:<endpoint>"). Left behind, it costs /dev/shm space and, once the pid
+// comes round again, an FI_EBUSY for whoever gets it; tidy up as libfabric would.
+namespace {
+void RemoveShmRegionsOf(pid_t pid) {
+  namespace fs = std::filesystem;
+  const std::string prefix = std::to_string(pid) + ":";
+  std::error_code ec;
+  for (fs::directory_iterator it("/dev/shm", ec), end; !ec && it != end; it.increment(ec)) {
+    if (it->path().filename().string().rfind(prefix, 0) == 0) fs::remove(it->path(), ec);
+  }
+}
+}  // namespace
+
 ChildProcess::~ChildProcess() {
   if (pid_ > 0 && !exit_code_) {
     ::kill(pid_, SIGKILL);
     int status = 0;
     waitpid(pid_, &status, 0);
+    RemoveShmRegionsOf(pid_);
   }
   if (stdin_fd_ >= 0) close(stdin_fd_);
   if (stdout_fd_ >= 0) close(stdout_fd_);
@@ -103,8 +120,10 @@ Result<std::string> ChildProcess::ReadLine(std::chrono::milliseconds timeout) {
       return line;
     }
     if (eof_) return Status::Transport("child closed its stdout (EOF); partial: " + buffer_);
-    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
-    if (left.count() <= 0) return Status::Timeout("no line within the timeout; partial: " + buffer_);
+    const auto left =
+        std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
+    if (left.count() <= 0)
+      return Status::Timeout("no line within the timeout; partial: " + buffer_);
     Status filled = Fill(left);
     if (!filled.ok() && filled.code() != ErrorCode::kTransport) return filled;
   }
@@ -114,7 +133,8 @@ Result<std::string> ChildProcess::ReadLineStartingWith(const std::string& prefix
                                                        std::chrono::milliseconds timeout) {
   const auto deadline = Clock::now() + timeout;
   for (;;) {
-    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
+    const auto left =
+        std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
     WRIT_ASSIGN_OR_RETURN(std::string line, ReadLine(std::max(left, std::chrono::milliseconds(0))));
     if (line.rfind(prefix, 0) == 0) return line;
   }
@@ -123,7 +143,8 @@ Result<std::string> ChildProcess::ReadLineStartingWith(const std::string& prefix
 Result<std::string> ChildProcess::ReadAll(std::chrono::milliseconds timeout) {
   const auto deadline = Clock::now() + timeout;
   while (!eof_) {
-    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
+    const auto left =
+        std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
     if (left.count() <= 0) return Status::Timeout("child kept its stdout open");
     Status filled = Fill(left);
     if (!filled.ok() && filled.code() != ErrorCode::kTransport) return filled;
@@ -160,6 +181,7 @@ Result<int> ChildProcess::Wait(std::chrono::milliseconds timeout) {
     if (r == pid_) {
       max_rss_kib_ = usage.ru_maxrss;
       exit_code_ = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+      if (WIFSIGNALED(status)) RemoveShmRegionsOf(pid_);
       return *exit_code_;
     }
     if (r < 0) return Status::Io("waitpid", errno);
