@@ -314,7 +314,8 @@ Status Connection::GrantWindows() {
       return Refuse(id, ReasonFor(placement.status()),
                     "storing delivery " + id + " failed: " + placement.status().message());
     }
-    live.data = *placement != nullptr ? *placement : window->data;
+    live.placed = *placement != nullptr;
+    live.data = live.placed ? *placement : window->data;
     auto region = core_.node->Register(live.data, live.length, fabric::Access::kRemoteWrite);
     if (!region.ok()) {
       core_.router.Unbind(live.tag);

@@ -47,6 +47,7 @@ Status InboundDelivery::OnNotification(uint16_t tag, uint16_t chunk_in_window) {
     }
     if (!w.notified[chunk_in_window]) {
       w.notified[chunk_in_window] = true;
+      ++w.notified_count;
       ++received_;
     }
     return Status::Ok();
@@ -59,20 +60,33 @@ Result<std::vector<LiveWindow>> InboundDelivery::Consume() {
   std::vector<LiveWindow> consumed;
   while (!windows_.empty() && next_consume_chunk_ < chunks_) {
     LiveWindow& w = windows_.front();
-    const uint64_t index = next_consume_chunk_ - w.first_chunk;
-    if (!w.notified[index]) break;
-    const uint64_t offset = next_consume_chunk_ * announce_.chunk_size;
-    const uint64_t length = BytesForChunks(next_consume_chunk_, 1);
-    const std::span<const uint8_t> bytes(w.data + index * announce_.chunk_size, length);
-    digester_->Update(bytes);
-    WRIT_RETURN_IF_ERROR(writer_->Write(offset, bytes));
-    ++next_consume_chunk_;
-    if (index + 1 == w.chunk_count) {
-      consumed.push_back(std::move(w));
-      windows_.pop_front();
+    if (w.placed) {
+      if (w.notified_count < w.chunk_count) break;
+      WRIT_RETURN_IF_ERROR(ConsumePlacedWindow(w));
+    } else {
+      const uint64_t index = next_consume_chunk_ - w.first_chunk;
+      if (!w.notified[index]) break;
+      const uint64_t length = BytesForChunks(next_consume_chunk_, 1);
+      const std::span<const uint8_t> bytes(w.data + index * announce_.chunk_size, length);
+      digester_->Update(bytes);
+      WRIT_RETURN_IF_ERROR(writer_->Write(next_consume_chunk_ * announce_.chunk_size, bytes));
+      ++next_consume_chunk_;
+      if (index + 1 < w.chunk_count) continue;
     }
+    consumed.push_back(std::move(w));
+    windows_.pop_front();
   }
   return consumed;
+}
+
+Status InboundDelivery::ConsumePlacedWindow(LiveWindow& w) {
+  Status revoked = w.region.Close();
+  if (!revoked.ok()) return revoked.Annotate("revoking a window before validating its bytes");
+  const std::span<const uint8_t> bytes(w.data, w.length);
+  digester_->Update(bytes);
+  WRIT_RETURN_IF_ERROR(writer_->Write(w.first_chunk * announce_.chunk_size, bytes));
+  next_consume_chunk_ = w.first_chunk + w.chunk_count;
+  return Status::Ok();
 }
 
 std::vector<LiveWindow> InboundDelivery::TakeWindows() {

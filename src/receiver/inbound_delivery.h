@@ -1,6 +1,11 @@
 // One delivery on its way in: the windows granted for it, which chunks were
 // notified, and the digest and store fed strictly in chunk order as the
 // contiguous prefix of notified chunks grows (no second pass over the bytes).
+//
+// What is digested must be what is retained. A copied chunk is digested as it is copied,
+// so later writes into its window reach neither. A placed window holds the retained
+// bytes themselves, so it is revoked first and digested after: no write can change a
+// byte once it has been validated.
 #pragma once
 
 #include <cstdint>
@@ -24,7 +29,11 @@ struct LiveWindow {
   uint32_t chunk_count = 0;
   uint64_t length = 0;
   fabric::MemoryRegion region;  // revoked (closed) when the window is consumed
+  // The window is the store's own memory (the retained bytes themselves), not a pool
+  // window the bytes are copied out of.
+  bool placed = false;
   std::vector<bool> notified;
+  uint32_t notified_count = 0;
 };
 
 class InboundDelivery {
@@ -48,7 +57,9 @@ class InboundDelivery {
   Status OnNotification(uint16_t tag, uint16_t chunk_in_window);
 
   // Feeds every newly contiguous notified chunk to the digest and the store, and
-  // hands back the windows that are now fully consumed (the caller revokes them).
+  // hands back the windows that are now fully consumed (the caller revokes them). A
+  // placed window is consumed whole, once all its chunks are notified, and only after
+  // its registration is closed.
   Result<std::vector<LiveWindow>> Consume();
 
   bool all_received() const { return received_ == chunks_; }
@@ -65,6 +76,8 @@ class InboundDelivery {
   bool received_receipt_sent = false;
 
  private:
+  Status ConsumePlacedWindow(LiveWindow& w);
+
   protocol::Announce announce_;
   uint64_t chunks_;
   std::unique_ptr<protocol::Digester> digester_;

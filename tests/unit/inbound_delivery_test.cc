@@ -4,6 +4,7 @@
 
 #include <map>
 
+#include "fabric/node.h"
 #include "receiver/notification_router.h"
 #include "receiver/window_pool.h"
 
@@ -38,12 +39,15 @@ struct Fixture {
     a.bytes = 50;  // chunks of 10: five chunks
     a.chunk_size = 10;
     a.rule = Rule::kCrc32c;
-    delivery = std::make_unique<InboundDelivery>(a, std::move(protocol::Digester::Create(Rule::kCrc32c)).value(),
-                                                 std::make_unique<MemoryWriter>(writes));
+    delivery = std::make_unique<InboundDelivery>(
+        a, std::move(protocol::Digester::Create(Rule::kCrc32c)).value(),
+        std::make_unique<MemoryWriter>(writes));
   }
 
-  void AddWindow(uint16_t tag, uint64_t window_bytes) {
+  void AddWindow(uint16_t tag, uint64_t window_bytes, fabric::MemoryRegion region = {}) {
     LiveWindow w;
+    w.placed = region.open();
+    w.region = std::move(region);
     w.tag = tag;
     w.first_chunk = delivery->next_grant_chunk();
     w.chunk_count = delivery->ChunksForWindow(window_bytes);
@@ -82,6 +86,43 @@ TEST(InboundDelivery, ConsumesOnlyTheContiguousNotifiedPrefixInOrder) {
   EXPECT_EQ(f.writes.at(40).size(), 10u);
   auto expected = protocol::DigestOf(Rule::kCrc32c, std::span(f.memory.data(), 50));
   EXPECT_EQ(f.delivery->FinishDigest(), *expected);
+}
+
+// A placed window is the retained memory itself: validating a chunk while the sender can
+// still write into it would let the retained bytes differ from the validated ones.
+TEST(InboundDelivery, APlacedWindowIsRevokedBeforeAnyOfItsBytesAreDigested) {
+  fabric::NodeOptions options;
+  options.provider.provider = "shm";
+  auto node = fabric::FabricNode::Open(options);
+  if (!node.ok())
+    GTEST_SKIP() << "no provider to register memory with: " << node.status().ToString();
+  Fixture f;
+  auto region = (*node)->Register(f.memory.data(), 30, fabric::Access::kRemoteWrite);
+  ASSERT_TRUE(region.ok()) << region.status().ToString();
+  f.AddWindow(7, 30, std::move(region).value());  // chunks 0..2, placed
+  f.AddWindow(8, 30);                             // chunks 3..4, copied
+
+  ASSERT_TRUE(f.delivery->OnNotification(7, 0).ok());
+  ASSERT_TRUE(f.delivery->OnNotification(7, 1).ok());
+  auto consumed = f.delivery->Consume();
+  ASSERT_TRUE(consumed.ok());
+  EXPECT_TRUE(consumed->empty());
+  EXPECT_TRUE(f.writes.empty()) << "a placed window is consumed whole, never chunk by chunk";
+
+  f.memory[3] = 0xEE;  // the sender rewrites chunk 0 while its window is still granted
+  ASSERT_TRUE(f.delivery->OnNotification(7, 2).ok());
+  consumed = f.delivery->Consume();
+  ASSERT_TRUE(consumed.ok());
+  ASSERT_EQ(consumed->size(), 1u);
+  EXPECT_FALSE((*consumed)[0].region.open()) << "revoked as part of consuming it";
+  EXPECT_EQ(f.writes.at(0).size(), 30u) << "handed to the store in one piece";
+
+  ASSERT_TRUE(f.delivery->OnNotification(8, 0).ok());
+  ASSERT_TRUE(f.delivery->OnNotification(8, 1).ok());
+  ASSERT_TRUE(f.delivery->Consume().ok());
+  ASSERT_TRUE(f.delivery->all_consumed());
+  auto expected = protocol::DigestOf(Rule::kCrc32c, std::span(f.memory.data(), 50));
+  EXPECT_EQ(f.delivery->FinishDigest(), *expected) << "the digest covers the bytes as revoked";
 }
 
 TEST(InboundDelivery, DuplicateNotificationsCountOnce) {
