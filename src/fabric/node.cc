@@ -65,6 +65,7 @@ struct FabricNode::Endpoint {
   bool shut_down = false;   // FI_SHUTDOWN seen
   bool accepted = false;    // created for a peer's connection request (a target's)
   std::optional<Status> connect_error;
+  int cq_wait_fd = -1;  // owned by cq; -1 without wait objects
 };
 
 FabricNode::FabricNode(NodeOptions options, ProviderInfo provider)
@@ -89,12 +90,23 @@ Status FabricNode::OpenCore() {
   int rc = fi_fabric(info->fabric_attr, core_->fabric.out(), nullptr);
   if (rc != 0) return FabricStatus(rc, "fi_fabric");
 
+  if (provider_.completion_fd_wakes_on_writes()) {
+    auto changed = EventFd::Create();
+    if (changed.ok()) {
+      endpoints_changed_ = std::move(changed).value();
+      wait_objects_ = true;
+    }
+  }
   if (kind() == EndpointKind::kMsg) {
     fi_eq_attr eq_attr{};
     eq_attr.size = 64;
-    eq_attr.wait_obj = FI_WAIT_UNSPEC;
+    eq_attr.wait_obj = wait_objects_ ? FI_WAIT_FD : FI_WAIT_UNSPEC;
     rc = fi_eq_open(core_->fabric.get(), &eq_attr, eq_.out(), nullptr);
     if (rc != 0) return FabricStatus(rc, "fi_eq_open");
+    if (wait_objects_) {
+      rc = fi_control(&eq_.get()->fid, FI_GETWAIT, &eq_wait_fd_);
+      if (rc != 0) return FabricStatus(rc, "fi_control(event queue, FI_GETWAIT)");
+    }
   }
   rc = fi_domain(core_->fabric.get(), info, core_->domain.out(), nullptr);
   if (rc != 0) return FabricStatus(rc, "fi_domain");
@@ -133,6 +145,7 @@ Result<FabricNode::Endpoint*> FabricNode::CreateEndpoint(fi_info* info) {
     if (ep.ok()) {
       WRIT_RETURN_IF_ERROR(PostReceives(**ep));
       endpoints_.push_back(std::move(*ep));
+      endpoints_changed_.Signal();
       return endpoints_.back().get();
     }
     last = ep.status();
@@ -149,9 +162,13 @@ Result<std::unique_ptr<FabricNode::Endpoint>> FabricNode::OpenEndpoint(fi_info* 
   fi_cq_attr cq_attr{};
   cq_attr.size = options_.cq_size;
   cq_attr.format = FI_CQ_FORMAT_DATA;
-  cq_attr.wait_obj = FI_WAIT_NONE;
+  cq_attr.wait_obj = wait_objects_ ? FI_WAIT_FD : FI_WAIT_NONE;
   int rc = fi_cq_open(core_->domain.get(), &cq_attr, ep->cq.out(), nullptr);
   if (rc != 0) return FabricStatus(rc, "fi_cq_open");
+  if (wait_objects_) {
+    rc = fi_control(&ep->cq.get()->fid, FI_GETWAIT, &ep->cq_wait_fd);
+    if (rc != 0) return FabricStatus(rc, "fi_control(completion queue, FI_GETWAIT)");
+  }
   rc = fi_endpoint(core_->domain.get(), info, ep->ep.out(), nullptr);
   if (rc != 0) return FabricStatus(rc, "fi_endpoint");
   if (eq_) {
@@ -441,6 +458,36 @@ Status FabricNode::ProgressLocked() {
     if (ep) WRIT_RETURN_IF_ERROR(PollEndpointLocked(*ep, backlog_, SIZE_MAX));
   }
   return Status::Ok();
+}
+
+Result<bool> FabricNode::PrepareWait(std::vector<pollfd>& fds) {
+  fds.clear();
+  std::lock_guard lock(mu_);
+  if (!wait_objects_ || closed_ || !backlog_.empty()) return false;
+  // Drained under the lock endpoints are opened under: an endpoint opened after this
+  // raises it again and so wakes the caller, which then waits on the new set.
+  endpoints_changed_.Drain();
+  wait_fids_.clear();
+  for (const auto& ep : endpoints_) {
+    if (!ep) continue;
+    wait_fids_.push_back(&ep->cq.get()->fid);
+    fds.push_back({ep->cq_wait_fd, POLLIN, 0});
+  }
+  if (eq_) {
+    wait_fids_.push_back(&eq_.get()->fid);
+    fds.push_back({eq_wait_fd_, POLLIN, 0});
+  }
+  if (!wait_fids_.empty()) {
+    const int rc =
+        fi_trywait(core_->fabric.get(), wait_fids_.data(), static_cast<int>(wait_fids_.size()));
+    if (rc == -FI_EAGAIN) {
+      fds.clear();
+      return false;
+    }
+    if (rc != 0) return FabricStatus(rc, "fi_trywait");
+  }
+  fds.push_back({endpoints_changed_.fd(), POLLIN, 0});
+  return true;
 }
 
 Result<size_t> FabricNode::Poll(std::vector<WorkCompletion>& out, size_t max) {

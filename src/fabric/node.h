@@ -6,6 +6,7 @@
 // serialises endpoint state. Registration goes straight to the (thread-safe) domain.
 #pragma once
 
+#include <poll.h>
 #include <rdma/fabric.h>
 #include <rdma/fi_cm.h>
 #include <rdma/fi_domain.h>
@@ -22,6 +23,7 @@
 #include <vector>
 
 #include "fabric/completion_level.h"
+#include "fabric/event_fd.h"
 #include "fabric/fid.h"
 #include "fabric/memory_region.h"
 #include "fabric/provider.h"
@@ -100,6 +102,14 @@ class FabricNode {
   // them to `out`, at most `max`. Returns how many were appended.
   Result<size_t> Poll(std::vector<WorkCompletion>& out, size_t max = 64);
 
+  // Blocking instead of spinning. Where the provider's completion and event queues have
+  // a wait object that wakes on incoming writes (tcp here), PrepareWait returns true and
+  // the descriptors to poll for POLLIN once every queue is drained (fi_trywait); false
+  // when a queue must be polled again first, or the provider has no such wait objects
+  // (then callers keep polling). Any endpoint opened meanwhile raises one of the fds.
+  bool can_wait() const { return wait_objects_; }
+  Result<bool> PrepareWait(std::vector<pollfd>& fds);
+
   size_t outstanding() const;
   // Endpoints open now: an accepted connection's is released (after its peer left and
   // nothing of it is in flight) by the Poll that sees it shut down.
@@ -130,6 +140,10 @@ class FabricNode {
   std::vector<std::unique_ptr<Endpoint>> endpoints_;
   // Records read while progressing inside PostWrite, handed out by the next Poll.
   std::vector<WorkCompletion> backlog_;
+  bool wait_objects_ = false;
+  int eq_wait_fd_ = -1;          // owned by eq_
+  EventFd endpoints_changed_;    // raised whenever an endpoint is opened
+  std::vector<fid*> wait_fids_;  // scratch for fi_trywait
 
   mutable std::mutex mu_;
   std::condition_variable connected_cv_;

@@ -1,5 +1,7 @@
 #include "fabric/progress_loop.h"
 
+#include <poll.h>
+
 #include <chrono>
 #include <vector>
 
@@ -9,10 +11,15 @@ constexpr std::chrono::milliseconds kQuietAfter{200};
 // Polls spent yielding before napping: a few hundred microseconds, about a round trip
 // after a grant (Wake) or the last record. Longer spins starved the other threads here.
 constexpr unsigned kSpinPolls = 200;
+constexpr int kWaitTimeoutMs = 100;
 }  // namespace
 
 ProgressLoop::ProgressLoop(FabricNode& node, Handler on_record, FailureHandler on_failure)
     : node_(node), on_record_(std::move(on_record)), on_failure_(std::move(on_failure)) {
+  if (node_.can_wait()) {
+    auto wake = EventFd::Create();
+    if (wake.ok()) wake_fd_ = std::move(wake).value();  // else: the polling loop below
+  }
   thread_ = std::thread([this] { Run(); });
 }
 
@@ -24,6 +31,7 @@ void ProgressLoop::Wake() {
     woken_.store(true, std::memory_order_relaxed);
   }
   wake_cv_.notify_one();
+  wake_fd_.Signal();
 }
 
 void ProgressLoop::Stop() {
@@ -32,12 +40,14 @@ void ProgressLoop::Stop() {
     stop_.store(true, std::memory_order_relaxed);
   }
   wake_cv_.notify_one();
+  wake_fd_.Signal();
   if (thread_.joinable()) thread_.join();
 }
 
 void ProgressLoop::Run() {
   std::vector<WorkCompletion> records;
   records.reserve(64);
+  std::vector<pollfd> wait_fds;
   unsigned idle_polls = 0;
   auto last_record = std::chrono::steady_clock::now();
   while (!stop_.load(std::memory_order_relaxed)) {
@@ -51,6 +61,19 @@ void ProgressLoop::Run() {
     if (*polled > 0) {
       idle_polls = 0;
       last_record = std::chrono::steady_clock::now();
+      continue;
+    }
+    if (wake_fd_.fd() >= 0) {
+      auto prepared = node_.PrepareWait(wait_fds);
+      if (!prepared.ok()) {
+        if (on_failure_) on_failure_(prepared.status());
+        return;
+      }
+      if (!*prepared) continue;  // a queue has something: poll it first
+      wait_fds.push_back({wake_fd_.fd(), POLLIN, 0});
+      // The timeout only bounds how long a missed wake-up could cost.
+      (void)poll(wait_fds.data(), wait_fds.size(), kWaitTimeoutMs);
+      wake_fd_.Drain();
       continue;
     }
     // Spin briefly for latency, then back off so an idle target leaves the core free:

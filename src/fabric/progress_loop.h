@@ -1,6 +1,9 @@
 // A thread that keeps a target's completion queues polled. On tcp and rxm no
 // data is placed while the target makes no libfabric calls, so a target must
-// run one of these for as long as peers may write to it.
+// run one of these for as long as peers may write to it. Where the node's queues have
+// wait objects (FabricNode::can_wait) it blocks in poll() between records instead of
+// spinning: on a small machine a spinning thread takes the core the sender and the
+// receiver's own connection threads need.
 #pragma once
 
 #include <atomic>
@@ -40,6 +43,7 @@ class ProgressLoop {
   std::atomic<bool> woken_{false};
   std::mutex wake_mu_;
   std::condition_variable wake_cv_;
+  EventFd wake_fd_;  // raised by Wake and Stop for a loop blocked in poll()
   std::thread thread_;
 };
 

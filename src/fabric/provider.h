@@ -60,6 +60,10 @@ class ProviderInfo {
   std::string provider_version() const;  // "tcp 117.0"
   // Does the provider itself enforce remote keys? shm's fast path does not.
   bool checks_remote_keys() const;
+  // Whether a completion queue's FI_WAIT_FD descriptor wakes on a peer's incoming write,
+  // so a target may block on it instead of polling. Measured for tcp (libfabric 1.17);
+  // shm, rxm and verbs keep polling until someone measures theirs.
+  bool completion_fd_wakes_on_writes() const { return name_ == "tcp"; }
 
   // Completion levels the provider accepted in fi_getinfo for writes, weakest first. For
   // "X;ofi_rxm" only those X accepts too: rxm passes writes through to X. Probes every

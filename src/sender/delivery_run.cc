@@ -184,12 +184,23 @@ Status DeliveryRun::Announce() {
 
 Status DeliveryRun::Loop() {
   while (!Done()) {
-    const bool busy = ready_next_ < ready_.size() || !WritesIdle();
-    // Spin while writes are in flight, but not for long: on a small machine the receiver's
-    // progress thread needs the core this loop would otherwise burn.
-    const auto wait = !busy                           ? std::chrono::microseconds(20ms)
-                      : idle_spins_ < kSpinsBeforeNap ? 0us
-                                                      : kNap;
+    std::chrono::microseconds wait = 0us;
+    wait_fds_.clear();
+    if (CanPost()) {
+      wait = 0us;
+    } else if (WritesIdle()) {
+      wait = 20ms;  // only the receiver can move things on
+    } else if (idle_spins_ < kSpinsBeforeNap) {
+      wait = 0us;
+    } else if (link_.node().can_wait()) {
+      // Block until a completion or the receiver: on a small machine the receiver's
+      // threads need the core this loop would otherwise burn.
+      auto prepared = link_.node().PrepareWait(wait_fds_);
+      if (!prepared.ok()) return Broken(prepared.status());
+      wait = *prepared ? std::chrono::microseconds(20ms) : 0us;
+    } else {
+      wait = kNap;
+    }
     WRIT_RETURN_IF_ERROR(ReadControl(wait));
     if (Done()) break;
     WRIT_RETURN_IF_ERROR(PostReady());
@@ -206,6 +217,12 @@ Status DeliveryRun::Loop() {
 }
 
 Status DeliveryRun::SendTransportReceiptAndCommit() {
+  // The commit goes first: the receiver validates while this side signs its receipt.
+  if (Status sent = link_.channel().Send(protocol::Commit{out_.delivery.id}); !sent.ok()) {
+    return Broken(Status::Transport(sent.message()));
+  }
+  commit_sent_ = true;
+  last_progress_ = Clock::now();
   Receipt transport;
   transport.rung = ReceiptRung::kTransport;
   transport.delivery = out_.delivery;
@@ -223,20 +240,18 @@ Status DeliveryRun::SendTransportReceiptAndCommit() {
       std::string(fabric::CompletionLevelDoesNotGuarantee(granted_level_));
   if (identity_) WRIT_RETURN_IF_ERROR(receipt::SignReceipt(transport, *identity_));
   AddReceipt(std::move(transport));
-  if (Status sent = link_.channel().Send(protocol::Commit{out_.delivery.id}); !sent.ok()) {
-    return Broken(Status::Transport(sent.message()));
-  }
-  commit_sent_ = true;
-  last_progress_ = Clock::now();
   return Status::Ok();
 }
 
 Status DeliveryRun::ReadControl(std::chrono::microseconds wait) {
-  pollfd pfd{link_.channel().fd(), POLLIN, 0};
+  // The control connection first, then whatever PrepareWait asked to be watched (once).
+  poll_set_.assign(1, pollfd{link_.channel().fd(), POLLIN, 0});
+  poll_set_.insert(poll_set_.end(), wait_fds_.begin(), wait_fds_.end());
+  wait_fds_.clear();
   const timespec ts{static_cast<time_t>(wait.count() / 1000000),
                     static_cast<long>(wait.count() % 1000000) * 1000};
-  const int ready = ppoll(&pfd, 1, &ts, nullptr);
-  if (ready <= 0) return Status::Ok();
+  const int ready = ppoll(poll_set_.data(), poll_set_.size(), &ts, nullptr);
+  if (ready <= 0 || poll_set_[0].revents == 0) return Status::Ok();
   idle_spins_ = 0;
   auto message = link_.channel().Receive(10s);
   while (message.ok()) {
@@ -306,6 +321,11 @@ Status DeliveryRun::OnMessage(const protocol::Message& message) {
   return Broken(Status::Malformed(std::string("unexpected '") +
                                   std::string(protocol::MessageTypeName(message)) +
                                   "' message from the receiver"));
+}
+
+bool DeliveryRun::CanPost() const {
+  if (ready_next_ >= ready_.size()) return false;
+  return std::any_of(slots_.begin(), slots_.end(), [](const Slot& s) { return !s.busy; });
 }
 
 Status DeliveryRun::PostReady() {

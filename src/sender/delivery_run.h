@@ -2,6 +2,8 @@
 // windows, commit, and collect receipts until the requested rung and retention.
 #pragma once
 
+#include <poll.h>
+
 #include <chrono>
 #include <map>
 #include <optional>
@@ -78,6 +80,8 @@ class DeliveryRun {
   void AddReceipt(Receipt receipt);
   bool Done() const;
   bool WritesIdle() const;
+  // A granted chunk is waiting and a request slot is free.
+  bool CanPost() const;
   std::string LastRung() const;
   Status Fail(Status status) const {
     return status.Annotate("delivery " + out_.delivery.id + ", last rung reached: " + LastRung());
@@ -110,6 +114,8 @@ class DeliveryRun {
   bool receiver_ended_ = false;
   std::chrono::steady_clock::time_point last_progress_ = std::chrono::steady_clock::now();
   std::vector<fabric::WorkCompletion> records_;
+  std::vector<pollfd> wait_fds_;  // the fabric's wait objects, for the next ReadControl only
+  std::vector<pollfd> poll_set_;  // the control connection, then wait_fds_
 };
 
 }  // namespace writ::sender
