@@ -314,8 +314,7 @@ Status Connection::GrantWindows() {
       return Refuse(id, ReasonFor(placement.status()),
                     "storing delivery " + id + " failed: " + placement.status().message());
     }
-    live.placed = *placement != nullptr;
-    live.data = live.placed ? *placement : window->data;
+    live.data = *placement != nullptr ? *placement : window->data;
     auto region = core_.node->Register(live.data, live.length, fabric::Access::kRemoteWrite);
     if (!region.ok()) {
       core_.router.Unbind(live.tag);

@@ -58,28 +58,18 @@ Status InboundDelivery::OnNotification(uint16_t tag, uint16_t chunk_in_window) {
 
 Result<std::vector<LiveWindow>> InboundDelivery::Consume() {
   std::vector<LiveWindow> consumed;
-  while (!windows_.empty() && next_consume_chunk_ < chunks_) {
+  while (!windows_.empty() && windows_.front().notified_count == windows_.front().chunk_count) {
     LiveWindow& w = windows_.front();
-    if (w.placed) {
-      if (w.notified_count < w.chunk_count) break;
-      WRIT_RETURN_IF_ERROR(ConsumePlacedWindow(w));
-    } else {
-      const uint64_t index = next_consume_chunk_ - w.first_chunk;
-      if (!w.notified[index]) break;
-      const uint64_t length = BytesForChunks(next_consume_chunk_, 1);
-      const std::span<const uint8_t> bytes(w.data + index * announce_.chunk_size, length);
-      digester_->Update(bytes);
-      WRIT_RETURN_IF_ERROR(writer_->Write(next_consume_chunk_ * announce_.chunk_size, bytes));
-      ++next_consume_chunk_;
-      if (index + 1 < w.chunk_count) continue;
-    }
+    WRIT_RETURN_IF_ERROR(ConsumeWindow(w));
     consumed.push_back(std::move(w));
     windows_.pop_front();
   }
   return consumed;
 }
 
-Status InboundDelivery::ConsumePlacedWindow(LiveWindow& w) {
+// Revoked first: once its key is closed no write can land in the window, so the bytes
+// digested are exactly the bytes handed to the store (or, placed, the bytes kept).
+Status InboundDelivery::ConsumeWindow(LiveWindow& w) {
   Status revoked = w.region.Close();
   if (!revoked.ok()) return revoked.Annotate("revoking a window before validating its bytes");
   const std::span<const uint8_t> bytes(w.data, w.length);

@@ -1,11 +1,11 @@
 // One delivery on its way in: the windows granted for it, which chunks were
-// notified, and the digest and store fed strictly in chunk order as the
-// contiguous prefix of notified chunks grows (no second pass over the bytes).
+// notified, and the digest and store fed in chunk order, a window at a time, as
+// windows fill (no second pass over the bytes).
 //
-// What is digested must be what is retained. A copied chunk is digested as it is copied,
-// so later writes into its window reach neither. A placed window holds the retained
-// bytes themselves, so it is revoked first and digested after: no write can change a
-// byte once it has been validated.
+// What is digested must be what is retained. A window is therefore revoked before any of
+// its bytes are read: while it is registered the sender could still change a chunk
+// between the digest's read and the store's copy (or, for a placed window, after the
+// digest, in the retained memory itself).
 #pragma once
 
 #include <cstdint>
@@ -29,9 +29,6 @@ struct LiveWindow {
   uint32_t chunk_count = 0;
   uint64_t length = 0;
   fabric::MemoryRegion region;  // revoked (closed) when the window is consumed
-  // The window is the store's own memory (the retained bytes themselves), not a pool
-  // window the bytes are copied out of.
-  bool placed = false;
   std::vector<bool> notified;
   uint32_t notified_count = 0;
 };
@@ -56,10 +53,9 @@ class InboundDelivery {
   // ignored; a chunk index outside its window is an error naming it.
   Status OnNotification(uint16_t tag, uint16_t chunk_in_window);
 
-  // Feeds every newly contiguous notified chunk to the digest and the store, and
-  // hands back the windows that are now fully consumed (the caller revokes them). A
-  // placed window is consumed whole, once all its chunks are notified, and only after
-  // its registration is closed.
+  // Consumes, in order, every leading window whose chunks have all been notified: closes
+  // its registration, then feeds its bytes to the digest and the store. Hands back the
+  // consumed windows (the caller unbinds them and returns them to the pool).
   Result<std::vector<LiveWindow>> Consume();
 
   bool all_received() const { return received_ == chunks_; }
@@ -76,7 +72,7 @@ class InboundDelivery {
   bool received_receipt_sent = false;
 
  private:
-  Status ConsumePlacedWindow(LiveWindow& w);
+  Status ConsumeWindow(LiveWindow& w);
 
   protocol::Announce announce_;
   uint64_t chunks_;

@@ -51,7 +51,8 @@ Result<std::string> SenderAuth::Admit(const protocol::Announce& a, const std::st
   }
   const int64_t now_ms =
       std::chrono::duration_cast<std::chrono::milliseconds>(now.time_since_epoch()).count();
-  const int64_t window_ms = std::chrono::duration_cast<std::chrono::milliseconds>(kFreshness).count();
+  const int64_t window_ms =
+      std::chrono::duration_cast<std::chrono::milliseconds>(kFreshness).count();
   const int64_t age_ms = now_ms - static_cast<int64_t>(a.time_ms);
   if (age_ms > window_ms || age_ms < -window_ms) {
     return Status::Refused("auth: stale announce: signed " + std::to_string(age_ms / 1000) +

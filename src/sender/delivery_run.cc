@@ -80,6 +80,14 @@ Status CheckDeliveryOptions(const DeliveryOptions& options) {
   return Status::Ok();
 }
 
+Status CheckChunkFits(uint64_t chunk_size, uint64_t max_message_size, const std::string& provider) {
+  if (chunk_size <= max_message_size) return Status::Ok();
+  return Status::InvalidArgument("chunk size " + std::to_string(chunk_size) +
+                                 " bytes exceeds the largest single write provider '" + provider +
+                                 "' takes (max_msg_size " + std::to_string(max_message_size) +
+                                 " bytes): choose a chunk size of at most that");
+}
+
 Status Prepare(DeliverySource source, const DeliveryOptions& opt, DeliveryOutcome& out,
                PreparedDelivery& prepared) {
   prepared.source.emplace(std::move(source));
@@ -138,6 +146,8 @@ Status DeliveryRun::ChooseSourcePath() {
 
 Status DeliveryRun::Run() {
   chunk_size_ = prepared_.chunk_size;
+  const fabric::ProviderInfo& provider = link_.node().provider();
+  WRIT_RETURN_IF_ERROR(CheckChunkFits(chunk_size_, provider.max_message_size(), provider.name()));
   slots_.assign(link_.depth(), Slot{});
   granted_level_ = link_.node().provider().Grant(opt_.level);
   out_.context = receipt::ContextFor(link_.node().provider(), granted_level_, true);

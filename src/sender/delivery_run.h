@@ -29,6 +29,9 @@ struct PreparedDelivery {
 };
 
 Status CheckDeliveryOptions(const DeliveryOptions& options);
+// One chunk is one RDMA Write: it may not exceed the provider's largest message
+// (ep_attr->max_msg_size; 2 GiB on rxe, effectively unbounded on tcp and shm).
+Status CheckChunkFits(uint64_t chunk_size, uint64_t max_message_size, const std::string& provider);
 // Maps the source when the zero-copy path may be used, digests it, fills `out.delivery`.
 Status Prepare(DeliverySource source, const DeliveryOptions& options, DeliveryOutcome& out,
                PreparedDelivery& prepared);

@@ -46,7 +46,6 @@ struct Fixture {
 
   void AddWindow(uint16_t tag, uint64_t window_bytes, fabric::MemoryRegion region = {}) {
     LiveWindow w;
-    w.placed = region.open();
     w.region = std::move(region);
     w.tag = tag;
     w.first_chunk = delivery->next_grant_chunk();
@@ -57,40 +56,41 @@ struct Fixture {
   }
 };
 
-TEST(InboundDelivery, ConsumesOnlyTheContiguousNotifiedPrefixInOrder) {
+TEST(InboundDelivery, ConsumesWholeWindowsInOrderOnceAllTheirChunksAreNotified) {
   Fixture f;
   f.AddWindow(7, 30);  // chunks 0..2
   f.AddWindow(8, 30);  // chunks 3..4 (the last is 10 bytes, delivery is 50)
   EXPECT_FALSE(f.delivery->NeedsWindow(4));
   ASSERT_TRUE(f.delivery->OnNotification(7, 1).ok());
   ASSERT_TRUE(f.delivery->OnNotification(8, 0).ok());
+  ASSERT_TRUE(f.delivery->OnNotification(8, 1).ok());
   auto consumed = f.delivery->Consume();
   ASSERT_TRUE(consumed.ok());
-  EXPECT_TRUE(consumed->empty());
-  EXPECT_TRUE(f.writes.empty()) << "chunk 0 not yet notified: nothing may be digested";
+  EXPECT_TRUE(consumed->empty()) << "window 8 is complete but window 7 comes first";
+  EXPECT_TRUE(f.writes.empty()) << "nothing may be digested before its window is complete";
 
   ASSERT_TRUE(f.delivery->OnNotification(7, 0).ok());
+  consumed = f.delivery->Consume();
+  ASSERT_TRUE(consumed.ok());
+  EXPECT_TRUE(consumed->empty()) << "chunk 2 of window 7 is still missing";
   ASSERT_TRUE(f.delivery->OnNotification(7, 2).ok());
   consumed = f.delivery->Consume();
   ASSERT_TRUE(consumed.ok());
-  ASSERT_EQ(consumed->size(), 1u) << "window 7 is fully consumed and can be revoked";
+  ASSERT_EQ(consumed->size(), 2u) << "both windows are consumed and can be returned";
   EXPECT_EQ((*consumed)[0].tag, 7);
-  EXPECT_EQ(f.writes.size(), 4u) << "chunks 0..3";
-  EXPECT_FALSE(f.delivery->all_received());
-
-  ASSERT_TRUE(f.delivery->OnNotification(8, 1).ok());
-  consumed = f.delivery->Consume();
-  ASSERT_TRUE(consumed.ok());
+  EXPECT_EQ((*consumed)[1].tag, 8);
+  ASSERT_EQ(f.writes.size(), 2u) << "one store write per window";
+  EXPECT_EQ(f.writes.at(0).size(), 30u);
+  EXPECT_EQ(f.writes.at(30).size(), 20u);
   EXPECT_TRUE(f.delivery->all_received());
   EXPECT_TRUE(f.delivery->all_consumed());
-  EXPECT_EQ(f.writes.at(40).size(), 10u);
   auto expected = protocol::DigestOf(Rule::kCrc32c, std::span(f.memory.data(), 50));
   EXPECT_EQ(f.delivery->FinishDigest(), *expected);
 }
 
-// A placed window is the retained memory itself: validating a chunk while the sender can
-// still write into it would let the retained bytes differ from the validated ones.
-TEST(InboundDelivery, APlacedWindowIsRevokedBeforeAnyOfItsBytesAreDigested) {
+// While a window is registered the sender can still change a chunk: between the digest's
+// read and the store's copy, or (placed) in the retained memory after validation.
+TEST(InboundDelivery, AWindowIsRevokedBeforeAnyOfItsBytesAreDigested) {
   fabric::NodeOptions options;
   options.provider.provider = "shm";
   auto node = fabric::FabricNode::Open(options);
@@ -99,15 +99,15 @@ TEST(InboundDelivery, APlacedWindowIsRevokedBeforeAnyOfItsBytesAreDigested) {
   Fixture f;
   auto region = (*node)->Register(f.memory.data(), 30, fabric::Access::kRemoteWrite);
   ASSERT_TRUE(region.ok()) << region.status().ToString();
-  f.AddWindow(7, 30, std::move(region).value());  // chunks 0..2, placed
-  f.AddWindow(8, 30);                             // chunks 3..4, copied
+  f.AddWindow(7, 30, std::move(region).value());  // chunks 0..2
+  f.AddWindow(8, 30);                             // chunks 3..4
 
   ASSERT_TRUE(f.delivery->OnNotification(7, 0).ok());
   ASSERT_TRUE(f.delivery->OnNotification(7, 1).ok());
   auto consumed = f.delivery->Consume();
   ASSERT_TRUE(consumed.ok());
   EXPECT_TRUE(consumed->empty());
-  EXPECT_TRUE(f.writes.empty()) << "a placed window is consumed whole, never chunk by chunk";
+  EXPECT_TRUE(f.writes.empty()) << "a window is consumed whole, never chunk by chunk";
 
   f.memory[3] = 0xEE;  // the sender rewrites chunk 0 while its window is still granted
   ASSERT_TRUE(f.delivery->OnNotification(7, 2).ok());

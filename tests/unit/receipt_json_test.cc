@@ -47,7 +47,8 @@ TEST(ReceiptJson, RefusesRungSpecificFieldsOnTheWrongRung) {
 TEST(ReceiptJson, NamesTheMissingOrMistypedField) {
   auto j = nlohmann::json::parse(ReceiptToJson(Retained()));
   j["delivery"]["bytes"] = "many";
-  EXPECT_EQ(ReceiptFromJson(j.dump()).status().message(), "delivery.bytes: expected unsigned integer");
+  EXPECT_EQ(ReceiptFromJson(j.dump()).status().message(),
+            "delivery.bytes: expected unsigned integer");
   j = nlohmann::json::parse(ReceiptToJson(Retained()));
   j.erase("survives");
   EXPECT_EQ(ReceiptFromJson(j.dump()).status().message(), "survives: missing");
@@ -56,7 +57,8 @@ TEST(ReceiptJson, NamesTheMissingOrMistypedField) {
 }
 
 TEST(ReceiptJson, RetainedReceiptNeedsAllFiveRetentionFields) {
-  for (const char* field : {"acknowledged_point", "survives", "promise_after_failure", "evidence"}) {
+  for (const char* field :
+       {"acknowledged_point", "survives", "promise_after_failure", "evidence"}) {
     auto j = nlohmann::json::parse(ReceiptToJson(Retained()));
     j[field] = "";
     EXPECT_FALSE(ReceiptFromJson(j.dump()).ok()) << field;

@@ -1,6 +1,6 @@
-#include "fabric/memory_region.h"
-
 #include <gtest/gtest.h>
+
+#include "fabric/memory_region.h"
 
 namespace writ::fabric {
 namespace {

@@ -14,8 +14,8 @@ WorkCompletion ErrorRecord(uint64_t id) {
 }
 
 WorkCompletion WriteSuccess(uint64_t id) {
-  return WorkCompletion::Success(id, 3, {Operation::kWrite, FI_RMA | FI_WRITE, std::nullopt,
-                                         std::nullopt});
+  return WorkCompletion::Success(
+      id, 3, {Operation::kWrite, FI_RMA | FI_WRITE, std::nullopt, std::nullopt});
 }
 
 TEST(WorkCompletion, ErrorRecordExposesOnlyTheFourValidFields) {
@@ -55,7 +55,8 @@ TEST(WorkCompletion, UndefinedSuccessFieldsAreErrorsNotZeros) {
   EXPECT_EQ(write.remote_data().status().code(), ErrorCode::kWrongRecord);
 
   const WorkCompletion notified = WorkCompletion::Success(
-      UINT64_MAX, 0, {Operation::kRemoteWrite, FI_REMOTE_WRITE | FI_REMOTE_CQ_DATA, std::nullopt, 233});
+      UINT64_MAX, 0,
+      {Operation::kRemoteWrite, FI_REMOTE_WRITE | FI_REMOTE_CQ_DATA, std::nullopt, 233});
   ASSERT_TRUE(notified.remote_data().ok());
   EXPECT_EQ(*notified.remote_data(), 233u);
 }
