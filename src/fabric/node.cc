@@ -351,11 +351,32 @@ Result<Peer> FabricNode::Connect(std::chrono::milliseconds timeout) {
 
 Result<Peer> FabricNode::AddPeer(std::span<const uint8_t> address) {
   if (!av_) return Status::InvalidArgument("AddPeer needs an RDM node");
+  // fi_av_insert takes no length: it reads a string up to its NUL, or addrlen bytes.
+  // The address comes from the peer, so it must hold what the provider will read.
+  const fi_info* info = provider_.info();
+  if (info->addr_format == FI_ADDR_STR) {
+    if (std::find(address.begin(), address.end(), uint8_t{0}) == address.end()) {
+      return Status::InvalidArgument("fabric address is not a NUL-terminated string");
+    }
+  } else if (address.size() < info->src_addrlen) {
+    return Status::InvalidArgument("fabric address of " + std::to_string(address.size()) +
+                                   " bytes is shorter than the provider's " +
+                                   std::to_string(info->src_addrlen));
+  }
   std::lock_guard lock(mu_);
   fi_addr_t fi_addr = FI_ADDR_UNSPEC;
   const int rc = fi_av_insert(av_.get(), address.data(), 1, &fi_addr, 0, nullptr);
   if (rc != 1) return FabricStatus(rc < 0 ? rc : -FI_EADDRNOTAVAIL, "fi_av_insert");
   return Peer{endpoints_.front()->id, fi_addr};
+}
+
+Status FabricNode::RemovePeer(const Peer& peer) {
+  if (!av_) return Status::InvalidArgument("RemovePeer needs an RDM node");
+  std::lock_guard lock(mu_);
+  fi_addr_t address = peer.address;
+  const int rc = fi_av_remove(av_.get(), &address, 1, 0);
+  if (rc != 0) return FabricStatus(rc, "fi_av_remove");
+  return Status::Ok();
 }
 
 Result<MemoryRegion> FabricNode::Register(void* buffer, size_t length, Access access) {

@@ -91,6 +91,10 @@ class FabricNode {
   Result<Peer> Connect(std::chrono::milliseconds timeout);
   // RDM: makes a peer's address writable.
   Result<Peer> AddPeer(std::span<const uint8_t> address);
+  // RDM: forgets a peer added with AddPeer. shm keeps at most 256 peers per endpoint
+  // (including ones that wrote to it without being added), so a long-running target must
+  // remove each sender it added once that sender is done.
+  Status RemovePeer(const Peer& peer);
 
   Result<MemoryRegion> Register(void* buffer, size_t length, Access access);
 

@@ -82,6 +82,7 @@ void Connection::Run() {
     if (!status.ok()) break;
   }
   EndDelivery();
+  if (sender_peer_) (void)core_.node->RemovePeer(*sender_peer_);
   core_.pool->ForgetWaiter(inbox_->event_fd());
   channel_.Shutdown();
   finished_ = true;
@@ -150,6 +151,17 @@ Status Connection::OnAnnounce(const protocol::Announce& a) {
                         std::to_string(getuid()) + ") over it; the sender is " +
                         (uid.ok() ? "uid " + std::to_string(*uid) : uid.status().message()));
     }
+  }
+  if (core_.node->kind() == fabric::EndpointKind::kRdm && !a.sender_fabric_address.empty() &&
+      !sender_peer_) {
+    // Without it, the sender still writes (shm learns its name on first contact) but is
+    // never forgotten: after 256 senders an shm endpoint takes no new writer.
+    auto peer = core_.node->AddPeer(a.sender_fabric_address);
+    if (!peer.ok()) {
+      return Refuse(a.delivery_id, RefuseReason::kMalformed,
+                    "sender fabric address: " + peer.status().message());
+    }
+    sender_peer_ = *peer;
   }
   if (a.bytes > opt.max_delivery_bytes) {
     return Refuse(a.delivery_id, RefuseReason::kOversize,

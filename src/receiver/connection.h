@@ -50,7 +50,10 @@ class Connection {
   std::vector<uint32_t> notifications_;
   std::atomic<bool> finished_{false};
   bool peer_gone_ = false;
-  std::optional<Result<uid_t>> peer_uid_;  // over a provider that does not check keys
+  std::optional<Result<uid_t>> peer_uid_;
+  // RDM: the sender's endpoint, in this receiver's address vector while the connection
+  // lasts (shm serves at most 256 peers per endpoint: each must be removed again).
+  std::optional<fabric::Peer> sender_peer_;  // over a provider that does not check keys
   std::string
       sender_;  // whom the per-sender limits count against  // the sender closed after committing
 };

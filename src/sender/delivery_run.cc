@@ -165,6 +165,7 @@ Status DeliveryRun::Announce() {
   announce.digest = prepared_.digest;
   announce.until = opt_.until;
   announce.retention = opt_.retention.value_or(RetentionClass::kVolatile);
+  announce.sender_fabric_address = link_.local_address();
   if (identity_) {
     const auto& key = identity_->public_key();
     announce.sender_key.assign(key.begin(), key.end());

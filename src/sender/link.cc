@@ -89,6 +89,7 @@ Status Link::ConnectFabric(const std::string& wanted_provider, const std::string
     if (hello_.provider != "shm") node_options.provider.node = LocalHostOf(channel_->fd());
     WRIT_ASSIGN_OR_RETURN(node_, fabric::FabricNode::Open(node_options));
     WRIT_ASSIGN_OR_RETURN(peer_, node_->AddPeer(hello_.fabric_address));
+    WRIT_ASSIGN_OR_RETURN(local_address_, node_->LocalAddress());
   }
   return Status::Ok();
 }

@@ -27,6 +27,9 @@ class Link {
   protocol::ControlChannel& channel() { return *channel_; }
   fabric::FabricNode& node() { return *node_; }
   const fabric::Peer& peer() const { return peer_; }
+  // This side's endpoint name on RDM providers (the receiver adds it to its address vector
+  // for the connection's life, and removes it after); empty on MSG providers.
+  const std::vector<uint8_t>& local_address() const { return local_address_; }
   const protocol::Hello& hello() const { return hello_; }
   uint32_t depth() const { return depth_; }
   // Unique over the session, so a late record can never be taken for a later request.
@@ -51,6 +54,7 @@ class Link {
   protocol::Hello hello_;
   std::unique_ptr<fabric::FabricNode> node_;
   fabric::Peer peer_;
+  std::vector<uint8_t> local_address_;
   uint32_t depth_ = 0;
   uint64_t next_request_id_ = 1;
   uint8_t* staging_ = nullptr;

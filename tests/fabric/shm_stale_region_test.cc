@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "fabric/node.h"
 
@@ -59,6 +60,24 @@ TEST(ShmStaleRegion, ARegionLeftUnderOurOwnPidDoesNotStopTheNextEndpoint) {
   auto second_address = (*second)->LocalAddress();
   ASSERT_TRUE(second_address.ok());
   EXPECT_NE(std::string(second_address->begin(), second_address->end()), text);
+}
+
+// The address comes from the peer, and fi_av_insert reads an shm address up to its NUL.
+TEST(ShmPeers, AnAddressWithoutItsTerminatingNulIsRefusedNotRead) {
+  auto node = OpenShm();
+  if (!node.ok()) GTEST_SKIP() << "the shm provider cannot open here: " << node.status().ToString();
+  const std::string text = "fi_shm://4242:0:0";
+  const std::vector<uint8_t> unterminated(text.begin(), text.end());
+  auto refused = (*node)->AddPeer(unterminated);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.status().code(), ErrorCode::kInvalidArgument);
+  EXPECT_NE(refused.status().message().find("NUL-terminated"), std::string::npos);
+
+  auto own = (*node)->LocalAddress();
+  ASSERT_TRUE(own.ok());
+  auto added = (*node)->AddPeer(*own);
+  ASSERT_TRUE(added.ok()) << added.status().ToString();
+  EXPECT_TRUE((*node)->RemovePeer(*added).ok());
 }
 
 }  // namespace

@@ -1,6 +1,7 @@
 // writ::Sender sessions against a real `writ serve`: many deliveries on one control and
 // fabric connection, refusals and failed validation in the middle, a receiver killed
-// mid-session, and the zero-copy and staging sources giving the same receipts.
+// mid-session, the zero-copy and staging sources giving the same receipts, and more
+// senders over time than a provider endpoint holds peers.
 #include <gtest/gtest.h>
 #include <signal.h>
 
@@ -137,6 +138,22 @@ TEST_P(Sessions, ManyDeliveriesOfDifferentSizesOnOneSession) {
   EXPECT_TRUE(sender->Close().ok());
   DeliveryOutcome after = sender->Send(dir_.File("f1"), Options("after-close"));
   EXPECT_FALSE(after.status.ok()) << "a closed session sends nothing";
+}
+
+// A long-running receiver serves senders that come and go. shm keeps at most 256 peers
+// per endpoint; each sender must be forgotten when its connection ends, or sender 257
+// is never served (its writes see FI_EAGAIN forever).
+TEST_P(Sessions, MoreSendersOverTimeThanAnEndpointHoldsPeers) {
+  const std::string path = dir_.File("small");
+  WritePatternFile(path, 7, 4 * kKiB);
+  for (int i = 0; i < 300; ++i) {
+    SCOPED_TRACE("sender " + std::to_string(i));
+    auto sender = Connect();  // a new fabric endpoint each time
+    ASSERT_TRUE(sender);
+    DeliveryOutcome o = sender->Send(path, Options("peer-" + std::to_string(i)));
+    ASSERT_TRUE(o.status.ok()) << o.status.ToString();
+    ASSERT_TRUE(sender->Close().ok());
+  }
 }
 
 TEST_P(Sessions, ConflictingIdIsRefusedAndTheSessionContinues) {
