@@ -9,6 +9,7 @@
 
 #include "fabric/node.h"
 #include "fabric/progress_loop.h"
+#include "tcp_loopback.h"
 
 namespace writ::fabric {
 namespace {
@@ -27,12 +28,7 @@ bool Eventually(Predicate done) {
 }
 
 TEST(TargetEndpoints, AConnectionWhosePeerLeftIsReleased) {
-  NodeOptions target_options;
-  target_options.provider.provider = "tcp";
-  target_options.provider.role = Role::kTarget;
-  target_options.provider.node = "127.0.0.1";
-  target_options.provider.service = "0";
-  auto target = FabricNode::Open(target_options);
+  auto target = FabricNode::Open(LoopbackTcpTarget());
   if (!target.ok())
     GTEST_SKIP() << "the tcp provider cannot serve here: " << target.status().ToString();
   ProgressLoop loop(**target, [](const WorkCompletion&) {});
@@ -41,12 +37,7 @@ TEST(TargetEndpoints, AConnectionWhosePeerLeftIsReleased) {
 
   for (int i = 0; i < 5; ++i) {
     SCOPED_TRACE("sender " + std::to_string(i));
-    NodeOptions init_options;
-    init_options.provider.provider = "tcp";
-    init_options.provider.role = Role::kInitiator;
-    init_options.provider.node = address->substr(0, address->rfind(':'));
-    init_options.provider.service = address->substr(address->rfind(':') + 1);
-    auto init = FabricNode::Open(init_options);
+    auto init = FabricNode::Open(LoopbackTcpInitiator(*address));
     ASSERT_TRUE(init.ok()) << init.status().ToString();
     ASSERT_TRUE((*init)->Connect(10s).ok());
     ASSERT_TRUE(Eventually([&] { return (*target)->live_endpoints() == 1; }))

@@ -1,11 +1,11 @@
 // fabric_peer: one side of the two-process fabric tests. `target` registers a
 // window and reports what landed in it; `initiator` writes into it and prints
 // every WorkCompletion it reads. Lines on stdout are the test's evidence.
+#include <condition_variable>
 #include <cstdlib>
 #include <iostream>
 #include <map>
 #include <mutex>
-#include <condition_variable>
 #include <nlohmann/json.hpp>
 #include <sstream>
 #include <string>
@@ -53,14 +53,16 @@ std::string Hex(const std::vector<uint8_t>& bytes) {
 
 std::vector<uint8_t> Unhex(const std::string& s) {
   std::vector<uint8_t> out;
-  for (size_t i = 0; i + 1 < s.size(); i += 2) out.push_back(static_cast<uint8_t>(std::stoi(s.substr(i, 2), nullptr, 16)));
+  for (size_t i = 0; i + 1 < s.size(); i += 2)
+    out.push_back(static_cast<uint8_t>(std::stoi(s.substr(i, 2), nullptr, 16)));
   return out;
 }
 
 template <typename T>
 json Probe(const Result<T>& r) {
   if (r.ok()) return json{{"value", true}};
-  return json{{"error", std::string(ErrorCodeName(r.status().code()))}, {"message", r.status().message()}};
+  return json{{"error", std::string(ErrorCodeName(r.status().code()))},
+              {"message", r.status().message()}};
 }
 
 json RecordJson(const WorkCompletion& wc) {
@@ -74,8 +76,10 @@ json RecordJson(const WorkCompletion& wc) {
   if (data.ok()) j["remote_data"] = *data;
   auto op = wc.operation();
   if (op.ok()) j["operation"] = std::string(OperationName(*op));
-  j["probe"] = {{"provider_error", Probe(prov)}, {"operation", Probe(op)},
-                {"flags", Probe(wc.flags())},    {"length", Probe(wc.length())},
+  j["probe"] = {{"provider_error", Probe(prov)},
+                {"operation", Probe(op)},
+                {"flags", Probe(wc.flags())},
+                {"length", Probe(wc.length())},
                 {"remote_data", Probe(data)}};
   return j;
 }
@@ -171,13 +175,17 @@ int RunTarget(const std::map<std::string, std::string>& flags) {
       std::cout << "END " << failure << std::endl;
     } else if (cmd == "verify") {
       const size_t bad = FirstPatternMismatch(kStream, 0, window, window_len);
-      if (bad == window_len) std::cout << "VERIFY ok " << window_len << std::endl;
-      else std::cout << "VERIFY mismatch " << bad << std::endl;
+      if (bad == window_len)
+        std::cout << "VERIFY ok " << window_len << std::endl;
+      else
+        std::cout << "VERIFY mismatch " << bad << std::endl;
     } else if (cmd == "untouched") {
       size_t i = 0;
       while (i < window_len && window[i] == 0xEE) ++i;
-      if (i == window_len) std::cout << "UNTOUCHED yes" << std::endl;
-      else std::cout << "UNTOUCHED no " << i << std::endl;
+      if (i == window_len)
+        std::cout << "UNTOUCHED yes" << std::endl;
+      else
+        std::cout << "UNTOUCHED no " << i << std::endl;
     } else if (cmd == "revoke") {
       Status s = region.Close();
       std::cout << "REVOKED " << (s.ok() ? "ok" : s.ToString()) << std::endl;
@@ -213,12 +221,19 @@ int RunInitiator(const std::map<std::string, std::string>& flags) {
   FillPattern(kStream, 0, source, source_len);
   auto local = Must(node->Register(source, source_len, Access::kLocalSource), "register source");
 
-  struct Write { uint64_t id; uint64_t offset; uint64_t length; uint64_t key; uint32_t data; };
+  struct Write {
+    uint64_t id;
+    uint64_t offset;
+    uint64_t length;
+    uint64_t key;
+    uint32_t data;
+  };
   std::vector<Write> writes;
   const uint64_t good = remote.key;
   const uint64_t bad = remote.key ^ 0x5A5A5A5Aull;
   if (scenario == "rc233") {
-    for (uint64_t k = 0; k < 3; ++k) writes.push_back({k + 1, k * kChunk, kChunk, good, uint32_t(233000 + k)});
+    for (uint64_t k = 0; k < 3; ++k)
+      writes.push_back({k + 1, k * kChunk, kChunk, good, uint32_t(233000 + k)});
   } else if (scenario == "badkey") {
     writes.push_back({1, 0, 4096, bad, 1});
   } else if (scenario == "badkey-large") {
@@ -247,7 +262,8 @@ int RunInitiator(const std::map<std::string, std::string>& flags) {
     req.peer = peer;
     req.local = &local;
     req.local_offset = w.offset < source_len ? w.offset : 0;
-    req.length = w.length <= source_len - req.local_offset ? w.length : source_len - req.local_offset;
+    req.length =
+        w.length <= source_len - req.local_offset ? w.length : source_len - req.local_offset;
     req.remote = remote;
     req.remote.key = w.key;
     req.remote_offset = w.offset;
@@ -257,7 +273,8 @@ int RunInitiator(const std::map<std::string, std::string>& flags) {
     if (!flags.count("--no-data")) req.remote_data = w.data;
     auto posted = node->PostWrite(req);
     if (posted.ok()) {
-      posts.push_back({{"request_id", w.id}, {"requested", CompletionLevelName(posted->requested)},
+      posts.push_back({{"request_id", w.id},
+                       {"requested", CompletionLevelName(posted->requested)},
                        {"granted", CompletionLevelName(posted->granted)}});
     } else {
       posts.push_back({{"request_id", w.id}, {"post_error", posted.status().ToString()}});
@@ -288,8 +305,12 @@ int RunInitiator(const std::map<std::string, std::string>& flags) {
   std::cout << "ELAPSED "
             << json{{"microseconds", elapsed.count()}, {"bytes_succeeded", written}}.dump()
             << std::endl;
-  std::cout << "TALLY " << json{{"records", tally.records}, {"successes", tally.successes},
-                                {"errors", tally.errors}, {"expected", expected}}.dump()
+  std::cout << "TALLY "
+            << json{{"records", tally.records},
+                    {"successes", tally.successes},
+                    {"errors", tally.errors},
+                    {"expected", expected}}
+                   .dump()
             << std::endl;
   (void)local.Close();
   Status closed = node->Close();
@@ -315,10 +336,14 @@ int main(int argc, char** argv) {
     }
     json levels = json::array();
     for (auto l : info->supported_levels()) levels.push_back(CompletionLevelName(l));
-    std::cout << "AVAILABLE " << json{{"name", info->name()}, {"domain", info->domain_name()},
-                                      {"mr_mode", info->mr_mode()}, {"levels", levels},
-                                      {"rx_cq_data", info->needs_posted_receives_for_data()},
-                                      {"version", info->provider_version()}}.dump()
+    std::cout << "AVAILABLE "
+              << json{{"name", info->name()},
+                      {"domain", info->domain_name()},
+                      {"mr_mode", info->mr_mode()},
+                      {"levels", levels},
+                      {"rx_cq_data", info->needs_posted_receives_for_data()},
+                      {"version", info->provider_version()}}
+                     .dump()
               << std::endl;
     return 0;
   }

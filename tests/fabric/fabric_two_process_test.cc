@@ -31,12 +31,12 @@ std::string Probe(const std::string& provider, std::vector<std::string> extra = 
   return line.ok() ? *line : "UNAVAILABLE " + line.status().ToString();
 }
 
-#define SKIP_UNLESS_AVAILABLE(provider)                                                   \
-  do {                                                                                    \
-    const std::string probe = Probe(provider);                                            \
-    if (probe.rfind("AVAILABLE", 0) != 0) {                                               \
+#define SKIP_UNLESS_AVAILABLE(provider)                                                       \
+  do {                                                                                        \
+    const std::string probe = Probe(provider);                                                \
+    if (probe.rfind("AVAILABLE", 0) != 0) {                                                   \
       GTEST_SKIP() << "provider " << provider << " has no device on this machine: " << probe; \
-    }                                                                                     \
+    }                                                                                         \
   } while (0)
 
 struct Target {
@@ -52,9 +52,9 @@ struct Target {
   }
 
   std::vector<uint64_t> Notifications(size_t want, int timeout_ms) {
-    return json::parse(Ask("wait-notifications " + std::to_string(want) + " " +
-                               std::to_string(timeout_ms),
-                           "NOTIFICATIONS "))
+    return json::parse(
+               Ask("wait-notifications " + std::to_string(want) + " " + std::to_string(timeout_ms),
+                   "NOTIFICATIONS "))
         .get<std::vector<uint64_t>>();
   }
 
@@ -110,9 +110,9 @@ struct InitiatorRun {
 InitiatorRun RunInitiator(const std::string& provider, const Target& target,
                           const std::string& scenario, const std::string& level,
                           std::vector<std::string> extra = {}) {
-  std::vector<std::string> argv = {FABRIC_PEER, "initiator", "--provider", provider,
-                                   "--target",  target.address, "--region", target.region,
-                                   "--scenario", scenario, "--level", level};
+  std::vector<std::string> argv = {FABRIC_PEER,  "initiator",    "--provider", provider,
+                                   "--target",   target.address, "--region",   target.region,
+                                   "--scenario", scenario,       "--level",    level};
   argv.insert(argv.end(), extra.begin(), extra.end());
   InitiatorRun run;
   auto proc = ChildProcess::Start(argv);
@@ -152,7 +152,8 @@ class FabricProviders : public ::testing::TestWithParam<std::string> {};
 
 std::string ProviderTestName(const ::testing::TestParamInfo<std::string>& info) {
   std::string name = info.param;
-  std::replace_if(name.begin(), name.end(), [](char c) { return !std::isalnum(c); }, '_');
+  std::replace_if(
+      name.begin(), name.end(), [](char c) { return !std::isalnum(c); }, '_');
   return name;
 }
 
@@ -188,8 +189,8 @@ TEST_P(FabricProviders, Rc233ThreeChunksThreeRecordsAllBytesPlaced) {
   EXPECT_EQ(target->Records().size(), 3u) << "exactly three notifications, nothing else";
 }
 
-INSTANTIATE_TEST_SUITE_P(Loopback, FabricProviders,
-                         ::testing::Values("tcp", "tcp;ofi_rxm", "shm"), ProviderTestName);
+INSTANTIATE_TEST_SUITE_P(Loopback, FabricProviders, ::testing::Values("tcp", "tcp;ofi_rxm", "shm"),
+                         ProviderTestName);
 
 // Providers that check keys and report errors with FI_DELIVERY_COMPLETE.
 class KeyCheckingProviders : public ::testing::TestWithParam<std::string> {};

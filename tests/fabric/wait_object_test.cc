@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "fabric/node.h"
+#include "tcp_loopback.h"
 
 namespace writ::fabric {
 namespace {
@@ -36,12 +37,7 @@ int WaitReadable(std::vector<pollfd>& fds, std::chrono::milliseconds timeout) {
 }
 
 TEST(WaitObjects, TcpTargetWakesForAnEndpointAndForAnIncomingWrite) {
-  NodeOptions target_options;
-  target_options.provider.provider = "tcp";
-  target_options.provider.role = Role::kTarget;
-  target_options.provider.node = "127.0.0.1";
-  target_options.provider.service = "0";
-  auto target = FabricNode::Open(target_options);
+  auto target = FabricNode::Open(LoopbackTcpTarget());
   if (!target.ok())
     GTEST_SKIP() << "the tcp provider cannot serve here: " << target.status().ToString();
   ASSERT_TRUE((*target)->can_wait()) << "tcp completion queues are opened with FI_WAIT_FD";
@@ -54,12 +50,7 @@ TEST(WaitObjects, TcpTargetWakesForAnEndpointAndForAnIncomingWrite) {
   ASSERT_FALSE(fds.empty());
   ASSERT_EQ(WaitReadable(fds, 0ms), 0) << "nothing has happened yet";
 
-  NodeOptions init_options;
-  init_options.provider.provider = "tcp";
-  init_options.provider.role = Role::kInitiator;
-  init_options.provider.node = address->substr(0, address->rfind(':'));
-  init_options.provider.service = address->substr(address->rfind(':') + 1);
-  auto init = FabricNode::Open(init_options);
+  auto init = FabricNode::Open(LoopbackTcpInitiator(*address));
   ASSERT_TRUE(init.ok()) << init.status().ToString();
   auto connected = std::async(std::launch::async, [&] { return (*init)->Connect(10s); });
   EXPECT_GT(WaitReadable(fds, 10s), 0) << "a connection request wakes the waiting target";
