@@ -10,6 +10,7 @@
 #include <memory>
 #include <utility>
 
+#include "common/io_buffer.h"
 #include "common/unlinked_file.h"
 #include "protocol/digest.h"
 
@@ -32,7 +33,7 @@ Result<DeliverySource> DeliverySource::Open(const std::string& path) {
     const std::string dir = tmp && *tmp ? tmp : "/tmp";
     int fd = OpenUnlinkedFile(dir);
     if (fd < 0) return IoError("cannot spool standard input in " + dir);
-    std::vector<uint8_t> block(kBlock);
+    IoBuffer block(kBlock);
     uint64_t total = 0;
     for (;;) {
       const ssize_t n = read(STDIN_FILENO, block.data(), block.size());
@@ -138,16 +139,13 @@ Result<std::vector<uint8_t>> DeliverySource::Digest(Rule rule) const {
     digester->Update(mapped_);
     return digester->Finish();
   }
-  // Through pread into a cache-sized block (never through the mapping: see Read), and
-  // uninitialised: zeroing a large block per small delivery was the sender's largest cost
-  // per 4 KiB delivery.
-  const size_t block_size =
-      static_cast<size_t>(std::min<uint64_t>(kDigestBlock, std::max<uint64_t>(size_, 1)));
-  auto block = std::make_unique_for_overwrite<uint8_t[]>(block_size);
+  // Through pread into a cache-sized block (never through the mapping: see Read).
+  IoBuffer block(
+      static_cast<size_t>(std::min<uint64_t>(kDigestBlock, std::max<uint64_t>(size_, 1))));
   for (uint64_t offset = 0; offset < size_;) {
-    const size_t n = static_cast<size_t>(std::min<uint64_t>(block_size, size_ - offset));
-    WRIT_RETURN_IF_ERROR(Read(offset, std::span(block.get(), n)));
-    digester->Update(std::span<const uint8_t>(block.get(), n));
+    const size_t n = static_cast<size_t>(std::min<uint64_t>(block.size(), size_ - offset));
+    WRIT_RETURN_IF_ERROR(Read(offset, std::span(block.data(), n)));
+    digester->Update(std::span<const uint8_t>(block.data(), n));
     offset += n;
   }
   return digester->Finish();

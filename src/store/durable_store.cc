@@ -6,6 +6,7 @@
 #include <cinttypes>
 #include <cstdio>
 
+#include "common/io_buffer.h"
 #include "protocol/digest.h"
 #include "protocol/messages.h"
 
@@ -411,8 +412,7 @@ Status DurableStore::Stream(const IndexRow& row,
     return fd.status();
   }
   WRIT_ASSIGN_OR_RETURN(auto digester, protocol::Digester::Create(row.rule));
-  std::vector<uint8_t> block(
-      static_cast<size_t>(std::min<uint64_t>(kBlock, std::max<uint64_t>(row.bytes, 1))));
+  IoBuffer block(static_cast<size_t>(std::min<uint64_t>(kBlock, std::max<uint64_t>(row.bytes, 1))));
   Status s;
   uint64_t done = 0;
   while (s.ok() && done < row.bytes) {
