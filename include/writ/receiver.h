@@ -52,6 +52,10 @@ struct ReceiverOptions {
   // Bytes all volatile deliveries may hold together; 0: half the host's memory when held in
   // memory, 64 GiB in a scratch directory.
   uint64_t volatile_capacity_bytes = 0;
+  // Memory (in memory only, not with scratch_dir) kept touched and ready for volatile
+  // deliveries, refilled in the background at idle priority, on top of the capacity: a
+  // delivery that lands in it does not pay for the first touch of fresh memory.
+  uint64_t volatile_reserve_bytes = 0;
   // Which retained payloads the start-up recovery re-hashes: "all", "unsynced" (the
   // process-restart ones, which a power cut may have torn) or "none" (presence and size).
   std::string verify_on_start = "unsynced";

@@ -134,8 +134,13 @@ Status ReceiverImpl::Init() {
                                  static_cast<uint64_t>(sysconf(_SC_PAGESIZE));
     volatile_capacity = opt.scratch_dir.empty() ? host_memory / 2 : 64ull << 30;
   }
+  store::VolatileStore::Options volatile_options;
+  volatile_options.scratch_dir = opt.scratch_dir;
+  volatile_options.capacity = volatile_capacity;
+  volatile_options.reserve = opt.volatile_reserve_bytes;
+  volatile_options.on_event = opt.on_store_event;
   WRIT_ASSIGN_OR_RETURN(std::unique_ptr<store::Store> volatile_store,
-                        store::VolatileStore::Open(opt.scratch_dir, volatile_capacity));
+                        store::VolatileStore::Open(std::move(volatile_options)));
   if (durable) {
     core_.store =
         std::make_unique<store::RoutingStore>(std::move(volatile_store), std::move(durable));

@@ -93,6 +93,19 @@ class PosixEnv : public Env {
     return Status::Ok();
   }
 
+  Result<uint8_t*> ReserveAddresses(uint64_t length) override {
+    void* map =
+        ::mmap(nullptr, length, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (map == MAP_FAILED) return SysError("mmap (address space)", errno);
+    return static_cast<uint8_t*>(map);
+  }
+
+  Status MapSharedAt(uint8_t* address, int fd, uint64_t length) override {
+    void* map = ::mmap(address, length, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED, fd, 0);
+    if (map == MAP_FAILED) return SysError("mmap (fixed)", errno);
+    return Status::Ok();
+  }
+
   Status Populate(uint8_t* address, uint64_t length) override {
     // madvise wants a page-aligned start.
     const uint64_t page = static_cast<uint64_t>(::sysconf(_SC_PAGESIZE));

@@ -61,6 +61,12 @@ class Env {
   // A shared read-write mapping of the first `length` bytes of `fd` (mmap MAP_SHARED).
   virtual Result<uint8_t*> MapShared(int fd, uint64_t length) = 0;
   virtual Status Unmap(uint8_t* address, uint64_t length) = 0;
+  // Address space for `length` bytes with no access and no memory behind it (mmap
+  // PROT_NONE), to map files into side by side with MapSharedAt; Unmap releases it.
+  virtual Result<uint8_t*> ReserveAddresses(uint64_t length) = 0;
+  // A shared read-write mapping of the first `length` bytes of `fd` exactly at `address`
+  // (MAP_FIXED), replacing what was there: a part of a ReserveAddresses range.
+  virtual Status MapSharedAt(uint8_t* address, int fd, uint64_t length) = 0;
   // Maps the pages of [address, address + length) of a shared mapping writable now
   // (madvise MADV_POPULATE_WRITE), so what writes there later takes no page faults; memory
   // that cannot be had fails here. Kernels without it: Ok.
@@ -116,6 +122,12 @@ class EnvWrapper : public Env {
   }
   Status Unmap(uint8_t* address, uint64_t length) override {
     return target_->Unmap(address, length);
+  }
+  Result<uint8_t*> ReserveAddresses(uint64_t length) override {
+    return target_->ReserveAddresses(length);
+  }
+  Status MapSharedAt(uint8_t* address, int fd, uint64_t length) override {
+    return target_->MapSharedAt(address, fd, length);
   }
   Status Populate(uint8_t* address, uint64_t length) override {
     return target_->Populate(address, length);

@@ -1,20 +1,30 @@
 #include "store/volatile_store.h"
 
+#include <sched.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <cerrno>
+#include <chrono>
+#include <cstdio>
 
 namespace writ::store {
 
 class VolatileWriter : public PayloadWriter {
  public:
-  VolatileWriter(VolatileStore& store, DeliveryMeta meta, int fd)
-      : store_(store), meta_(std::move(meta)), fd_(fd) {}
+  VolatileWriter(VolatileStore& store, DeliveryMeta meta) : store_(store), meta_(std::move(meta)) {}
   ~VolatileWriter() override {
-    if (map_ != nullptr) (void)store_.env_->Unmap(map_, meta_.bytes);
-    if (fd_ >= 0) {
-      (void)store_.env_->Close(fd_);
-      store_.Release(meta_.bytes);
+    if (map_ != nullptr) (void)store_.env_->Unmap(map_, MappedBytes());
+    store_.WriterDone();
+    if (committed_) return;
+    for (size_t i = 0; i < extents_.size(); ++i) {
+      if (ExtentLength(i) == store_.extent_bytes_) {
+        store_.GiveBack(extents_[i]);  // its memory stays touched for the next delivery
+      } else {
+        (void)store_.env_->Close(extents_[i]);
+      }
     }
+    store_.Release(meta_.bytes);
   }
 
   Status Write(uint64_t offset, std::span<const uint8_t> bytes) override {
@@ -26,17 +36,30 @@ class VolatileWriter : public PayloadWriter {
       return Status::Ok();
     }
     WRIT_RETURN_IF_ERROR(AllocateThrough(offset + bytes.size()));
-    Status s = store_.env_->WriteAt(fd_, bytes, offset);
-    if (!s.ok()) return s.Annotate("volatile store: write");
+    while (!bytes.empty()) {
+      const size_t i = static_cast<size_t>(offset / store_.extent_bytes_);
+      const uint64_t within = offset - i * store_.extent_bytes_;
+      const size_t n =
+          static_cast<size_t>(std::min<uint64_t>(bytes.size(), store_.extent_bytes_ - within));
+      Status s = store_.env_->WriteAt(extents_[i], bytes.first(n), within);
+      if (!s.ok()) return s.Annotate("volatile store: write");
+      bytes = bytes.subspan(n);
+      offset += n;
+    }
     return Status::Ok();
   }
 
   Status Read(uint64_t offset, std::span<uint8_t> out) override {
-    return store_.ReadFd(fd_, meta_.id, meta_.bytes, offset, out);
+    if (offset + out.size() > extents_.size() * store_.extent_bytes_ && offset + out.size() > 0) {
+      return Status::InvalidArgument("volatile store: read of bytes of " + meta_.id +
+                                     " not yet written");
+    }
+    return store_.ReadExtents(extents_, meta_.id, meta_.bytes, offset, out);
   }
 
-  // A memory file is mapped once, whole; each placement allocates its range first, so a
-  // store out of memory refuses the window instead of a page fault failing later.
+  // The extents are mapped side by side into one address range; each placement allocates
+  // its range first, so a store out of memory refuses the window instead of a page fault
+  // failing later.
   Result<uint8_t*> Placement(uint64_t offset, uint64_t length) override {
     // Small deliveries are copied: four syscalls of mapping cost more than copying them.
     if (!store_.dir_.empty() || meta_.bytes < kPlacementMinBytes) return nullptr;
@@ -44,15 +67,15 @@ class VolatileWriter : public PayloadWriter {
       return Status::InvalidArgument("volatile store: placement past the delivery's end");
     }
     if (map_ == nullptr) {
-      Status sized = store_.env_->Truncate(fd_, meta_.bytes);
-      if (!sized.ok()) return sized.Annotate("volatile store: sizing the memory of " + meta_.id);
-      auto map = store_.env_->MapShared(fd_, meta_.bytes);
-      if (!map.ok())
-        return map.status().Annotate("volatile store: mapping the memory of " + meta_.id);
-      map_ = *map;
+      auto range = store_.env_->ReserveAddresses(MappedBytes());
+      if (!range.ok())
+        return range.status().Annotate("volatile store: mapping the memory of " + meta_.id);
+      map_ = *range;
+      for (size_t i = 0; i < extents_.size(); ++i) WRIT_RETURN_IF_ERROR(MapExtent(i));
     }
     WRIT_RETURN_IF_ERROR(AllocateThrough(offset + length));
-    // Mapped in bulk now rather than faulted in page by page as the transport writes.
+    // Mapped in bulk now rather than faulted in page by page as the transport writes
+    // (a reserve extent's pages are only entered into this mapping; they exist already).
     Status populated = store_.env_->Populate(map_ + offset, length);
     if (!populated.ok())
       return populated.Annotate("volatile store: mapping memory for " + meta_.id);
@@ -60,76 +83,235 @@ class VolatileWriter : public PayloadWriter {
   }
 
   Result<RetentionEvidence> Commit(const std::vector<std::string>& receipts) override {
+    WRIT_RETURN_IF_ERROR(AllocateThrough(meta_.bytes));
     VolatileStore::Entry entry;
     entry.delivery.meta = meta_;
     entry.delivery.retention = RetentionClass::kVolatile;
     entry.delivery.receipts = receipts;
-    entry.fd = fd_;
+    entry.extents = extents_;
     WRIT_RETURN_IF_ERROR(store_.Insert(std::move(entry)));
-    fd_ = -1;  // the store owns it now
+    committed_ = true;  // the store owns the extents now
     RetentionEvidence ev;
     ev.retention = RetentionClass::kVolatile;
     ev.acknowledged_point =
         store_.dir_.empty()
             ? std::string(placed_ > 0 ? "bytes placed by the transport directly into"
                                       : "bytes written (pwrite) to") +
-                  " an anonymous memory file (memfd) held open by the receiver process; index "
+                  " anonymous memory files (memfd) held open by the receiver process; index "
                   "entry in the process's memory"
-            : "bytes written (pwrite, no sync) to an unlinked temporary file held open by the "
+            : "bytes written (pwrite, no sync) to unlinked temporary files held open by the "
               "receiver process; index entry in the process's memory";
     ev.promise_after_failure =
         "none: the delivery is held only while this receiver process runs; after a crash or "
         "restart it is gone";
+    const std::string files = std::to_string(extents_.size()) +
+                              (store_.dir_.empty() ? std::string(" memfd(s) (host memory")
+                                                   : " unlinked file(s) in " + store_.dir_) +
+                              (warm_ > 0 && store_.dir_.empty()
+                                   ? ", " + std::to_string(warm_) + " from the touched reserve)"
+                                   : std::string(store_.dir_.empty() ? ")" : ""));
     ev.evidence =
         (placed_ > 0 ? std::to_string(placed_) + " bytes placed by RDMA writes into a " +
-                           "registered mapping of the memory file, " +
+                           "registered mapping of the memory files, " +
                            std::to_string(meta_.bytes - placed_) + " bytes by pwrite, into "
                      : "pwrite of " + std::to_string(meta_.bytes) + " bytes into ") +
-        (store_.dir_.empty() ? std::string("a memfd (host memory)")
-                             : "an unlinked file in " + store_.dir_) +
-        " returned success; no fsync was done";
+        files + " returned success; no fsync was done";
     return ev;
   }
 
  private:
-  // Memory for the delivery is allocated ahead of the writes, in large steps: a receiver
-  // that cannot hold the bytes fails here, naming the delivery, rather than mid-write.
-  Status AllocateThrough(uint64_t end) {
-    if (end <= allocated_) return Status::Ok();
-    const uint64_t step = std::max<uint64_t>(end - allocated_, kAllocationStep);
-    const uint64_t length = std::min(step, meta_.bytes - allocated_);
-    Status s = store_.env_->Allocate(fd_, allocated_, length, /*keep_size=*/false);
-    if (!s.ok()) return s.Annotate("volatile store: allocating memory for " + meta_.id);
-    allocated_ += length;
+  uint64_t ExtentLength(size_t i) const {
+    return std::min(store_.extent_bytes_, meta_.bytes - i * store_.extent_bytes_);
+  }
+  uint64_t MappedBytes() const {
+    static const uint64_t page = static_cast<uint64_t>(sysconf(_SC_PAGESIZE));
+    return (meta_.bytes + page - 1) / page * page;
+  }
+  Status MapExtent(size_t i) {
+    Status s =
+        store_.env_->MapSharedAt(map_ + i * store_.extent_bytes_, extents_[i], ExtentLength(i));
+    if (!s.ok()) return s.Annotate("volatile store: mapping the memory of " + meta_.id);
     return Status::Ok();
   }
 
-  static constexpr uint64_t kAllocationStep = 64ull << 20;
+  // Memory for the delivery exists before the writes, an extent at a time: a receiver
+  // that cannot hold the bytes fails here, naming the delivery, rather than mid-write.
+  Status AllocateThrough(uint64_t end) {
+    while (extents_.size() * store_.extent_bytes_ < end) {
+      const size_t i = extents_.size();
+      const uint64_t length = ExtentLength(i);
+      int fd = length == store_.extent_bytes_ ? store_.TakeReady() : -1;
+      if (fd >= 0) {
+        ++warm_;
+      } else {
+        auto opened = store_.dir_.empty() ? store_.env_->OpenMemory("writ-volatile")
+                                          : store_.env_->OpenUnlinked(store_.dir_);
+        if (!opened.ok()) {
+          return opened.status().Annotate(
+              store_.dir_.empty() ? "volatile store: cannot create a memory file for " + meta_.id
+                                  : "volatile store: cannot create a temporary file in " +
+                                        store_.dir_ + " for " + meta_.id);
+        }
+        fd = *opened;
+        Status s = store_.env_->Allocate(fd, 0, length, /*keep_size=*/false);
+        if (!s.ok()) {
+          (void)store_.env_->Close(fd);
+          return s.Annotate("volatile store: allocating memory for " + meta_.id);
+        }
+      }
+      extents_.push_back(fd);
+      if (map_ != nullptr) WRIT_RETURN_IF_ERROR(MapExtent(i));
+    }
+    return Status::Ok();
+  }
+
   static constexpr uint64_t kPlacementMinBytes = 1ull << 20;
   VolatileStore& store_;
   DeliveryMeta meta_;
-  int fd_;
-  uint64_t allocated_ = 0;
-  uint8_t* map_ = nullptr;  // the whole memory file, once a placement was asked for
+  std::vector<int> extents_;  // extent i holds bytes [i * store_.extent_bytes_, ...)
+  bool committed_ = false;
+  uint8_t* map_ = nullptr;  // all extents side by side, once a placement was asked for
   uint64_t placed_ = 0;     // bytes the transport placed directly
+  uint64_t warm_ = 0;       // extents taken from the reserve
 };
 
 Result<std::unique_ptr<VolatileStore>> VolatileStore::Open(std::string scratch_dir,
                                                            uint64_t capacity, Env* env) {
+  Options options;
+  options.scratch_dir = std::move(scratch_dir);
+  options.capacity = capacity;
+  return Open(std::move(options), env);
+}
+
+Result<std::unique_ptr<VolatileStore>> VolatileStore::Open(Options options, Env* env) {
   if (env == nullptr) env = Env::Default();
-  if (scratch_dir.empty()) {
-    return std::unique_ptr<VolatileStore>(new VolatileStore(std::move(scratch_dir), capacity, env));
+  const std::string& scratch_dir = options.scratch_dir;
+  static const uint64_t page = static_cast<uint64_t>(sysconf(_SC_PAGESIZE));
+  if (options.extent_bytes == 0 || options.extent_bytes % page != 0) {
+    return Status::InvalidArgument("volatile store: an extent must be whole pages");
   }
-  auto info = env->Stat(scratch_dir);
-  if (!info.ok() || !info->is_dir) {
-    return Status::Io("volatile store: " + scratch_dir + " is not a directory",
-                      info.ok() ? ENOTDIR : info.status().sys_errno());
+  if (!scratch_dir.empty()) {
+    if (options.reserve > 0) {
+      return Status::InvalidArgument(
+          "volatile store: a memory reserve is for deliveries held in memory, not in a scratch "
+          "directory");
+    }
+    auto info = env->Stat(scratch_dir);
+    if (!info.ok() || !info->is_dir) {
+      return Status::Io("volatile store: " + scratch_dir + " is not a directory",
+                        info.ok() ? ENOTDIR : info.status().sys_errno());
+    }
   }
-  return std::unique_ptr<VolatileStore>(new VolatileStore(std::move(scratch_dir), capacity, env));
+  std::unique_ptr<VolatileStore> store(
+      new VolatileStore(std::move(options.scratch_dir), options.capacity, env));
+  store->extent_bytes_ = options.extent_bytes;
+  store->on_event_ = std::move(options.on_event);
+  store->reserve_extents_ =
+      static_cast<size_t>((options.reserve + options.extent_bytes - 1) / options.extent_bytes);
+  if (store->reserve_extents_ > 0)
+    store->filler_ = std::thread([s = store.get()] { s->FillReserve(); });
+  return store;
 }
 
 VolatileStore::~VolatileStore() {
-  for (auto& [id, entry] : entries_) (void)env_->Close(entry.fd);
+  {
+    std::lock_guard lock(mu_);
+    stopping_ = true;
+  }
+  reserve_cv_.notify_all();
+  if (filler_.joinable()) filler_.join();
+  for (int fd : ready_) (void)env_->Close(fd);
+  for (auto& [id, entry] : entries_) {
+    for (int fd : entry.extents) (void)env_->Close(fd);
+  }
+}
+
+size_t VolatileStore::ready_extents() {
+  std::lock_guard lock(mu_);
+  return ready_.size();
+}
+
+int VolatileStore::TakeReady() {
+  std::lock_guard lock(mu_);
+  if (ready_.empty()) return -1;
+  const int fd = ready_.back();
+  ready_.pop_back();
+  reserve_cv_.notify_all();
+  return fd;
+}
+
+void VolatileStore::GiveBack(int fd) {
+  {
+    std::lock_guard lock(mu_);
+    if (ready_.size() < reserve_extents_) {
+      ready_.push_back(fd);
+      return;
+    }
+  }
+  (void)env_->Close(fd);
+}
+
+// Runs at idle priority: it touches memory only when no transfer wants the CPU.
+void VolatileStore::FillReserve() {
+  sched_param idle{};
+  (void)sched_setscheduler(0, SCHED_IDLE, &idle);  // this thread only (Linux)
+  // Each time it is full again, it says so: a benchmark waits for that line.
+  auto started = std::chrono::steady_clock::now();
+  bool full = false;
+  for (;;) {
+    {
+      std::unique_lock lock(mu_);
+      if (!full && ready_.size() >= reserve_extents_) {
+        full = true;
+        const double seconds =
+            std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+        if (on_event_) {
+          char line[160];
+          std::snprintf(line, sizeof line,
+                        "volatile reserve ready: %zu MiB of memory touched in %.1f s",
+                        static_cast<size_t>(reserve_extents_ * extent_bytes_ >> 20), seconds);
+          on_event_(line);
+        }
+      }
+      reserve_cv_.wait(
+          lock, [&] { return stopping_ || (ready_.size() < reserve_extents_ && writers_ == 0); });
+      if (stopping_) return;
+      if (full) {
+        full = false;
+        started = std::chrono::steady_clock::now();
+      }
+    }
+    Result<int> fd = env_->OpenMemory("writ-reserve");
+    Status s = fd.status();
+    uint8_t* map = nullptr;
+    if (s.ok()) s = env_->Allocate(*fd, 0, extent_bytes_, /*keep_size=*/false);
+    if (s.ok()) {
+      auto mapped = env_->MapShared(*fd, extent_bytes_);
+      s = mapped.status();
+      if (s.ok()) map = *mapped;
+    }
+    // Written once now, so the pages exist and the host has backed them.
+    if (s.ok()) s = env_->Populate(map, extent_bytes_);
+    if (map != nullptr) (void)env_->Unmap(map, extent_bytes_);
+    if (!s.ok()) {
+      if (fd.ok()) (void)env_->Close(*fd);
+      if (on_event_) on_event_("volatile reserve: cannot fill it: " + s.ToString());
+      std::unique_lock lock(mu_);
+      reserve_cv_.wait_for(lock, std::chrono::seconds(10), [&] { return stopping_; });
+      if (stopping_) return;
+      continue;
+    }
+    std::lock_guard lock(mu_);
+    ready_.push_back(*fd);
+  }
+}
+
+void VolatileStore::WriterDone() {
+  {
+    std::lock_guard lock(mu_);
+    --writers_;
+  }
+  reserve_cv_.notify_all();
 }
 
 void VolatileStore::Release(uint64_t bytes) {
@@ -166,15 +348,9 @@ Result<std::unique_ptr<PayloadWriter>> VolatileStore::Begin(const DeliveryMeta& 
                              std::to_string(capacity_ - reserved_) + " bytes");
     }
     reserved_ += meta.bytes;
+    ++writers_;
   }
-  auto fd = dir_.empty() ? env_->OpenMemory("writ-volatile") : env_->OpenUnlinked(dir_);
-  if (!fd.ok()) {
-    Release(meta.bytes);
-    return fd.status().Annotate(dir_.empty()
-                                    ? "volatile store: cannot create a memory file"
-                                    : "volatile store: cannot create a temporary file in " + dir_);
-  }
-  return std::unique_ptr<PayloadWriter>(new VolatileWriter(*this, meta, *fd));
+  return std::unique_ptr<PayloadWriter>(new VolatileWriter(*this, meta));
 }
 
 Status VolatileStore::AppendReceipt(const std::string& id, const std::string& receipt_json) {
@@ -186,25 +362,32 @@ Status VolatileStore::AppendReceipt(const std::string& id, const std::string& re
 }
 
 Status VolatileStore::Read(const std::string& id, uint64_t offset, std::span<uint8_t> out) {
-  int fd = -1;
+  std::vector<int> extents;
   uint64_t bytes = 0;
   {
     std::lock_guard lock(mu_);
     auto it = entries_.find(id);
     if (it == entries_.end()) return Status::NotFound("no retained delivery " + id);
-    fd = it->second.fd;
+    extents = it->second.extents;
     bytes = it->second.delivery.meta.bytes;
   }
-  return ReadFd(fd, id, bytes, offset, out);
+  return ReadExtents(extents, id, bytes, offset, out);
 }
 
-Status VolatileStore::ReadFd(int fd, const std::string& id, uint64_t bytes, uint64_t offset,
-                             std::span<uint8_t> out) {
+Status VolatileStore::ReadExtents(const std::vector<int>& extents, const std::string& id,
+                                  uint64_t bytes, uint64_t offset, std::span<uint8_t> out) {
   if (offset > bytes || out.size() > bytes - offset) {
     return Status::InvalidArgument("read past the end of delivery " + id);
   }
-  Status s = env_->ReadAt(fd, out, offset);
-  if (!s.ok()) return s.Annotate("volatile store: read of " + id);
+  while (!out.empty()) {
+    const size_t i = static_cast<size_t>(offset / extent_bytes_);
+    const uint64_t within = offset - i * extent_bytes_;
+    const size_t n = static_cast<size_t>(std::min<uint64_t>(out.size(), extent_bytes_ - within));
+    Status s = env_->ReadAt(extents[i], out.first(n), within);
+    if (!s.ok()) return s.Annotate("volatile store: read of " + id);
+    out = out.subspan(n);
+    offset += n;
+  }
   return Status::Ok();
 }
 

@@ -2,10 +2,23 @@
 // scratch directory, unlinked temporary files, held open by the receiver process
 // (not the process's heap; bounded by the store's capacity whatever the delivery
 // size). They vanish when the process ends.
+//
+// A delivery is held in extents (64 MiB), one file each (the last one shorter),
+// mapped side by side when the transport places into it. With a reserve, a background
+// thread keeps that many bytes of extents ready with their memory already touched (refilled
+// only while no volatile delivery is being received: touching fresh memory on this
+// project's VMs slows every other thread's memory access down with it), so a
+// delivery's writes land in memory the host has backed instead of paying for first touch
+// (on this project's VMs, 0.2-0.4 GB/s: docs/benchmarks.md). Reserve memory is on top
+// of the capacity.
 #pragma once
 
+#include <condition_variable>
+#include <functional>
 #include <map>
 #include <mutex>
+#include <thread>
+#include <vector>
 
 #include "store/env.h"
 #include "store/store.h"
@@ -19,6 +32,19 @@ class VolatileStore : public Store {
   // through `env` (nullptr: Env::Default()).
   static Result<std::unique_ptr<VolatileStore>> Open(std::string scratch_dir, uint64_t capacity,
                                                      Env* env = nullptr);
+  struct Options {
+    std::string scratch_dir;
+    uint64_t capacity = 0;
+    // Bytes of touched memory kept ready (memfd only; rounded up to whole extents).
+    uint64_t reserve = 0;
+    // A multiple of the page size.
+    uint64_t extent_bytes = 64ull << 20;
+    // Hears each time the reserve is full (again), and of each failure to fill it.
+    std::function<void(const std::string&)> on_event;
+  };
+  static Result<std::unique_ptr<VolatileStore>> Open(Options options, Env* env = nullptr);
+  // Extents of the reserve ready now.
+  size_t ready_extents();
   ~VolatileStore() override;
 
   bool Offers(RetentionClass retention) const override {
@@ -34,14 +60,29 @@ class VolatileStore : public Store {
   friend class VolatileWriter;
   struct Entry {
     RetainedDelivery delivery;
-    int fd = -1;
+    std::vector<int> extents;
   };
   VolatileStore(std::string dir, uint64_t capacity, Env* env)
       : dir_(std::move(dir)), capacity_(capacity), env_(env) {}
+  uint64_t extent_bytes_ = 64ull << 20;
   void Release(uint64_t bytes);
-  Status ReadFd(int fd, const std::string& id, uint64_t bytes, uint64_t offset,
-                std::span<uint8_t> out);
+  Status ReadExtents(const std::vector<int>& extents, const std::string& id, uint64_t bytes,
+                     uint64_t offset, std::span<uint8_t> out);
   Status Insert(Entry entry);
+  // A whole extent from the reserve, or -1 when none is ready.
+  int TakeReady();
+  // A whole extent a delivery no longer needs: back to the reserve, else closed.
+  void GiveBack(int fd);
+  void FillReserve();
+  void WriterDone();
+
+  std::function<void(const std::string&)> on_event_;
+  size_t reserve_extents_ = 0;
+  std::vector<int> ready_;  // under mu_
+  bool stopping_ = false;   // under mu_
+  size_t writers_ = 0;      // deliveries being received, under mu_: the reserve waits for 0
+  std::condition_variable reserve_cv_;
+  std::thread filler_;
 
   std::string dir_;
   uint64_t capacity_;

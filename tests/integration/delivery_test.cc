@@ -54,7 +54,8 @@ TEST_P(Deliveries, Rc233ThreeChunksOneDeliveryReceiptsInRungOrder) {
   EXPECT_EQ(out["delivery"]["chunk_size"], 8 * kMiB);
   ASSERT_EQ(out["work_completions"].size(), 3u) << "one record per chunk write";
   for (const auto& wc : out["work_completions"]) EXPECT_EQ(wc["status"], "success");
-  EXPECT_EQ(Rungs(out), (std::vector<std::string>{"transport", "received", "validated", "retained"}));
+  EXPECT_EQ(Rungs(out),
+            (std::vector<std::string>{"transport", "received", "validated", "retained"}));
   for (const auto& r : out["receipts"]) {
     EXPECT_EQ(r["delivery"]["id"], "RC-233");
     EXPECT_EQ(r["delivery"]["bytes"], kRc233Bytes);
@@ -72,7 +73,8 @@ TEST_P(Deliveries, Rc233ThreeChunksOneDeliveryReceiptsInRungOrder) {
   if (GetParam() == "shm") {
     bool says_keys_unchecked = false;
     for (const auto& note : out["context"]["notes"]) {
-      says_keys_unchecked |= note.get<std::string>().find("does not check memory keys") != std::string::npos;
+      says_keys_unchecked |=
+          note.get<std::string>().find("does not check memory keys") != std::string::npos;
     }
     EXPECT_TRUE(says_keys_unchecked) << "shm receipts must say the key protects nothing";
   }
@@ -98,8 +100,8 @@ TEST_P(Deliveries, Rc233ThreeChunksOneDeliveryReceiptsInRungOrder) {
 TEST_P(Deliveries, OneGibThroughA64MibPoolKeepsReceiverMemoryBounded) {
   TempDir dir;
   WriteSparseFile(dir.File("big"), 1024 * kMiB);
-  auto serve = Serve::Start(GetParam(), {"--window-pool", "64MiB", "--window-size", "16MiB",
-                                         "--scratch", dir.path()});
+  auto serve = Serve::Start(
+      GetParam(), {"--window-pool", "64MiB", "--window-size", "16MiB", "--scratch", dir.path()});
   ASSERT_TRUE(serve);
   CommandRun run = RunWrit({"send", dir.File("big"), "--to", serve->address(), "--json"});
   ASSERT_EQ(run.exit_code, 0) << run.err;
@@ -119,6 +121,28 @@ TEST_P(Deliveries, OneGibThroughA64MibPoolKeepsReceiverMemoryBounded) {
   EXPECT_LT(receiver_mib, 64 + 128) << "receiver peak RSS must stay under pool + 128 MiB";
   EXPECT_LT(sender_mib, 4 * 8 + 128) << "the sender never holds the whole file";
 #endif
+}
+
+TEST_P(Deliveries, AVolatileReserveIsTouchedAheadAndHoldsTheNextDelivery) {
+  TempDir dir;
+  WritePatternFile(dir.File("d"), 7, 150 * kMiB);  // two whole 64 MiB extents and a tail
+  const std::string log = dir.File("serve.err");
+  auto serve = Serve::StartWithStderr(GetParam(), {"--volatile-reserve", "128MiB"}, log);
+  ASSERT_TRUE(serve);
+  const std::string kReady = "writ: volatile reserve ready: ";
+  const std::string ready = WaitForLines(log, kReady, 1, 60s);
+  ASSERT_FALSE(ready.empty()) << "the serve never said its reserve was ready";
+  EXPECT_NE(ready.find("128 MiB of memory touched"), std::string::npos) << ready;
+  CommandRun run = RunWrit({"send", dir.File("d"), "--to", serve->address(), "--json"});
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  const json& retained = run.json["receipts"].back();
+  ASSERT_EQ(retained["retention"], "volatile") << retained.dump();
+  EXPECT_NE(retained.dump().find("3 memfd(s) (host memory, 2 from the touched reserve)"),
+            std::string::npos)
+      << retained.dump();
+  // The reserve refills once the delivery is in, and says so.
+  EXPECT_FALSE(WaitForLines(log, kReady, 2, 60s).empty()) << "the reserve was not refilled";
+  EXPECT_EQ(serve->Stop(), 0);
 }
 
 TEST_P(Deliveries, CorruptedChunkIsNeverValidatedNorRetained) {
@@ -141,8 +165,8 @@ TEST_P(Deliveries, CorruptedChunkIsNeverValidatedNorRetained) {
 TEST_P(Deliveries, ReceiverKilledMidDeliveryFailsTheSenderNamingTheLastRung) {
   TempDir dir;
   WriteSparseFile(dir.File("big"), 1024 * kMiB);
-  auto serve = Serve::Start(GetParam(), {"--window-pool", "16MiB", "--window-size", "8MiB",
-                                         "--scratch", dir.path()});
+  auto serve = Serve::Start(
+      GetParam(), {"--window-pool", "16MiB", "--window-size", "8MiB", "--scratch", dir.path()});
   ASSERT_TRUE(serve);
   const std::string err = dir.File("send.err");
   auto sender = StartWrit({"send", dir.File("big"), "--to", serve->address(), "--depth", "1"}, err);
@@ -176,9 +200,9 @@ TEST_P(Deliveries, FourSendersAtOnce) {
   for (int i = 0; i < 4; ++i) {
     const std::string file = dir.File("f" + std::to_string(i));
     WritePatternFile(file, 100 + i, (40 + 8 * i) * kMiB + 12345);
-    senders.push_back(StartWrit({"send", file, "--to", serve->address(), "--id",
-                                 "four-" + std::to_string(i), "--json"},
-                                dir.File("err" + std::to_string(i))));
+    senders.push_back(StartWrit(
+        {"send", file, "--to", serve->address(), "--id", "four-" + std::to_string(i), "--json"},
+        dir.File("err" + std::to_string(i))));
     ASSERT_TRUE(senders.back());
   }
   for (int i = 0; i < 4; ++i) {
@@ -187,7 +211,8 @@ TEST_P(Deliveries, FourSendersAtOnce) {
     EXPECT_EQ(run.json["reached"]["rung"], "validated");
   }
   for (int i = 0; i < 4; ++i) {
-    CommandRun query = RunWrit({"query", "four-" + std::to_string(i), "--to", serve->address(), "--json"});
+    CommandRun query =
+        RunWrit({"query", "four-" + std::to_string(i), "--to", serve->address(), "--json"});
     EXPECT_EQ(query.exit_code, 0);
     EXPECT_EQ(query.json["bytes"], (40 + 8 * i) * kMiB + 12345);
   }
@@ -199,9 +224,11 @@ TEST_P(Deliveries, SameIdSameContentReturnsReceiptsWithoutMovingBytes) {
   WritePatternFile(dir.File("b"), 2, 3 * kMiB);
   auto serve = Serve::Start(GetParam());
   ASSERT_TRUE(serve);
-  CommandRun first = RunWrit({"send", dir.File("a"), "--to", serve->address(), "--id", "X", "--json"});
+  CommandRun first =
+      RunWrit({"send", dir.File("a"), "--to", serve->address(), "--id", "X", "--json"});
   ASSERT_EQ(first.exit_code, 0) << first.err;
-  CommandRun again = RunWrit({"send", dir.File("a"), "--to", serve->address(), "--id", "X", "--json"});
+  CommandRun again =
+      RunWrit({"send", dir.File("a"), "--to", serve->address(), "--id", "X", "--json"});
   ASSERT_EQ(again.exit_code, 0) << again.err;
   EXPECT_EQ(again.json["bytes_moved"], false);
   EXPECT_TRUE(again.json["work_completions"].empty()) << "no writes the second time";
@@ -216,7 +243,8 @@ TEST_P(Deliveries, RetentionNotOfferedExitsSix) {
   WritePatternFile(dir.File("a"), 1, kMiB);
   auto serve = Serve::Start(GetParam());
   ASSERT_TRUE(serve);
-  CommandRun run = RunWrit({"send", dir.File("a"), "--to", serve->address(), "--retention", "power-loss"});
+  CommandRun run =
+      RunWrit({"send", dir.File("a"), "--to", serve->address(), "--retention", "power-loss"});
   EXPECT_EQ(run.exit_code, 6) << run.err;
   EXPECT_NE(run.err.find("retention"), std::string::npos);
 }
@@ -273,8 +301,8 @@ TEST(HostileControl, BadFramesAreRefusedByNameAndTheServerKeepsServing) {
   std::vector<std::pair<std::string, std::vector<uint8_t>>> cases;
   cases.push_back({"bad magic", {'N', 'O', 'P', 'E', 1, 0, 2, 0, 0, 0, 0, 0}});
   std::vector<uint8_t> oversize(protocol::kFrameHeaderBytes);
-  protocol::WriteFrameHeader({protocol::kProtocolVersion, protocol::MessageType::kAnnounce, 0x7fffffff},
-                             oversize.data());
+  protocol::WriteFrameHeader(
+      {protocol::kProtocolVersion, protocol::MessageType::kAnnounce, 0x7fffffff}, oversize.data());
   cases.push_back({"oversize length", oversize});
   std::vector<uint8_t> unknown = {'W', 'R', 'I', 'T', 1, 0, 200, 0, 0, 0, 0, 0};
   cases.push_back({"unknown type", unknown});

@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+#include <thread>
 
 #include "common/pattern.h"
 
@@ -52,8 +53,34 @@ std::unique_ptr<Serve> Serve::Start(const std::string& provider, std::vector<std
   return StartAs({}, provider, std::move(extra));
 }
 
+std::unique_ptr<Serve> Serve::StartWithStderr(const std::string& provider,
+                                              std::vector<std::string> extra,
+                                              const std::string& stderr_path) {
+  return StartAs({}, provider, std::move(extra), stderr_path);
+}
+
+std::string WaitForLines(const std::string& path, const std::string& prefix, size_t count,
+                         std::chrono::seconds timeout) {
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  for (;;) {
+    std::ifstream in(path);
+    std::string line, last;
+    size_t seen = 0;
+    while (std::getline(in, line)) {
+      if (line.rfind(prefix, 0) == 0) {
+        ++seen;
+        last = line;
+      }
+    }
+    if (seen >= count) return last;
+    if (std::chrono::steady_clock::now() > deadline) return "";
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+}
+
 std::unique_ptr<Serve> Serve::StartAs(std::vector<std::string> wrapper, const std::string& provider,
-                                      std::vector<std::string> extra) {
+                                      std::vector<std::string> extra,
+                                      const std::string& stderr_path) {
   std::vector<std::string> argv = std::move(wrapper);
   if (!argv.empty() && argv[0].find('/') == std::string::npos) argv[0] = "/usr/bin/" + argv[0];
   argv.insert(argv.end(), {WritBinary(), "serve", "--listen", "127.0.0.1:0"});
@@ -62,7 +89,7 @@ std::unique_ptr<Serve> Serve::StartAs(std::vector<std::string> wrapper, const st
     argv.push_back(provider);
   }
   argv.insert(argv.end(), extra.begin(), extra.end());
-  auto proc = ChildProcess::Start(argv);
+  auto proc = ChildProcess::Start(argv, false, stderr_path);
   if (!proc.ok()) {
     ADD_FAILURE() << proc.status().ToString();
     return nullptr;
@@ -137,8 +164,8 @@ std::vector<std::string> Rungs(const nlohmann::json& out) {
 
 bool ProviderAvailable(const std::string& provider) {
   // A receiver that starts on the provider is the real check.
-  std::vector<std::string> argv = {WritBinary(), "serve", "--listen", "127.0.0.1:0", "--provider",
-                                   provider};
+  std::vector<std::string> argv = {WritBinary(),  "serve",      "--listen",
+                                   "127.0.0.1:0", "--provider", provider};
   auto proc = ChildProcess::Start(argv, true);
   if (!proc.ok()) return false;
   auto line = proc->ReadLine(30s);

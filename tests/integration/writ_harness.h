@@ -2,6 +2,7 @@
 // runs with their JSON output, exit code, stderr and peak memory.
 #pragma once
 
+#include <chrono>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -37,8 +38,14 @@ class Serve {
   static std::unique_ptr<Serve> Start(const std::string& provider,
                                       std::vector<std::string> extra = {});
   // The same, with `wrapper` (e.g. setpriv ...) in front of the writ binary.
-  static std::unique_ptr<Serve> StartAs(std::vector<std::string> wrapper, const std::string& provider,
-                                        std::vector<std::string> extra = {});
+  static std::unique_ptr<Serve> StartAs(std::vector<std::string> wrapper,
+                                        const std::string& provider,
+                                        std::vector<std::string> extra = {},
+                                        const std::string& stderr_path = "");
+  // Start, with the serve's stderr (store events, one line each) going to `stderr_path`.
+  static std::unique_ptr<Serve> StartWithStderr(const std::string& provider,
+                                                std::vector<std::string> extra,
+                                                const std::string& stderr_path);
   ~Serve();
   const std::string& address() const { return address_; }
   const std::string& provider() const { return provider_; }
@@ -70,6 +77,11 @@ std::unique_ptr<ChildProcess> StartWrit(const std::vector<std::string>& args,
 CommandRun FinishWrit(ChildProcess& proc, const std::string& err_path);
 
 std::vector<std::string> Rungs(const nlohmann::json& send_output);
+
+// Waits until the file at `path` holds at least `count` lines starting with `prefix`;
+// returns the last such line, or an empty string on timeout.
+std::string WaitForLines(const std::string& path, const std::string& prefix, size_t count,
+                         std::chrono::seconds timeout);
 
 // Providers usable here for two-process tests.
 bool ProviderAvailable(const std::string& provider);

@@ -3,7 +3,9 @@
 // and the evidence says which of the two happened.
 #include "store/volatile_store.h"
 
+#include <condition_variable>
 #include <cstring>
+#include <mutex>
 
 #include "store_test_util.h"
 
@@ -20,9 +22,9 @@ class CountingEnv : public EnvWrapper {
     if (fail_allocation) return Status::Io("fallocate: ENOMEM (test)", ENOMEM);
     return EnvWrapper::Allocate(fd, offset, length, keep_size);
   }
-  Result<uint8_t*> MapShared(int fd, uint64_t length) override {
+  Status MapSharedAt(uint8_t* address, int fd, uint64_t length) override {
     ++maps;
-    return EnvWrapper::MapShared(fd, length);
+    return EnvWrapper::MapSharedAt(address, fd, length);
   }
   Status WriteAt(int fd, std::span<const uint8_t> b, uint64_t off) override {
     ++writes;
@@ -125,6 +127,145 @@ TEST(VolatileStore, AScratchDirectoryHasNoPlacementAndCapacityIsEnforced) {
   EXPECT_NE(second.status().message().find("free capacity of 4000 bytes"), std::string::npos)
       << second.status().ToString();
   EXPECT_FALSE((*store)->Begin(MetaFor("d", bytes), RetentionClass::kPowerLoss).ok());
+}
+
+// Small extents, so that a test delivery spans several.
+constexpr uint64_t kSmallExtent = 64 << 10;
+
+std::unique_ptr<VolatileStore> WithSmallExtents(
+    Env* env, uint64_t reserve = 0, std::function<void(const std::string&)> on_event = nullptr) {
+  VolatileStore::Options options;
+  options.capacity = 1ull << 30;
+  options.extent_bytes = kSmallExtent;
+  options.reserve = reserve;
+  options.on_event = std::move(on_event);
+  auto store = VolatileStore::Open(std::move(options), env);
+  EXPECT_TRUE(store.ok()) << store.status().ToString();
+  return std::move(store).value();
+}
+
+TEST(VolatileStore, PlacementsAcrossExtentsAreOneContiguousRange) {
+  CountingEnv env;
+  auto store = WithSmallExtents(&env);
+  const auto bytes = Bytes(6, (1 << 20) + 3000);  // 16 whole extents and a short one
+  auto writer = store->Begin(MetaFor("x", bytes, 40000), RetentionClass::kVolatile);
+  ASSERT_TRUE(writer.ok());
+  // Windows that start and end inside extents, as the receiver grants them.
+  auto first = (*writer)->Placement(0, 100000);
+  auto second = (*writer)->Placement(100000, bytes.size() - 100000);
+  ASSERT_TRUE(first.ok() && second.ok()) << first.status().ToString();
+  ASSERT_NE(*first, nullptr);
+  EXPECT_EQ(*second, *first + 100000);
+  std::memcpy(*first, bytes.data(), bytes.size());
+  for (uint64_t off = 0; off < bytes.size(); off += 40000) {
+    const size_t n = std::min<size_t>(40000, bytes.size() - off);
+    ASSERT_TRUE((*writer)->Write(off, std::span<const uint8_t>(*first + off, n)).ok());
+  }
+  EXPECT_EQ(env.writes, 0);
+  EXPECT_EQ(env.maps, 17) << "one mapping per extent";
+  std::vector<uint8_t> across(5000);
+  ASSERT_TRUE((*writer)->Read(kSmallExtent - 2500, across).ok());
+  EXPECT_EQ(0, std::memcmp(across.data(), bytes.data() + kSmallExtent - 2500, across.size()));
+  auto ev = (*writer)->Commit({"{}"});
+  ASSERT_TRUE(ev.ok()) << ev.status().ToString();
+  EXPECT_NE(ev->evidence.find("17 memfd(s)"), std::string::npos) << ev->evidence;
+  writer->reset();
+  EXPECT_EQ(ReadAll(*store, "x", bytes.size()), bytes);
+}
+
+TEST(VolatileStore, CopiedBytesAcrossExtentsReadBack) {
+  CountingEnv env;
+  auto store = WithSmallExtents(&env);
+  const auto bytes = Bytes(7, 3 * kSmallExtent + 123);  // copied: under the placement size
+  Stored stored =
+      StoreDelivery(*store, MetaFor("c", bytes, 50000), bytes, RetentionClass::kVolatile);
+  ASSERT_TRUE(stored.status.ok()) << stored.status.ToString();
+  EXPECT_EQ(ReadAll(*store, "c", bytes.size()), bytes);
+  std::vector<uint8_t> past(10);
+  EXPECT_EQ(store->Read("c", bytes.size() - 5, past).code(), ErrorCode::kInvalidArgument);
+}
+
+// Waits for the store's "reserve ready" event.
+class ReserveEvents {
+ public:
+  std::function<void(const std::string&)> sink() {
+    return [this](const std::string& line) {
+      std::lock_guard lock(mu_);
+      lines_.push_back(line);
+      cv_.notify_all();
+    };
+  }
+  bool WaitReady() {
+    std::unique_lock lock(mu_);
+    return cv_.wait_for(lock, std::chrono::seconds(60), [&] {
+      return !lines_.empty() && lines_.back().find("ready") != std::string::npos;
+    });
+  }
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::vector<std::string> lines_;
+};
+
+TEST(VolatileStore, AReserveIsTouchedAheadAndDeliveriesLandInIt) {
+  CountingEnv env;
+  ReserveEvents events;
+  auto store = WithSmallExtents(&env, 4 * kSmallExtent, events.sink());
+  ASSERT_TRUE(events.WaitReady()) << "the reserve never said it was ready";
+  EXPECT_NE(events.lines_.front().find("volatile reserve ready"), std::string::npos);
+  EXPECT_EQ(store->ready_extents(), 4u);
+
+  const auto bytes = Bytes(8, 17 * kSmallExtent + 10);  // placed: from 1 MiB
+  auto writer = store->Begin(MetaFor("r", bytes, kSmallExtent), RetentionClass::kVolatile);
+  ASSERT_TRUE(writer.ok());
+  auto placed = (*writer)->Placement(0, 3 * kSmallExtent);
+  ASSERT_TRUE(placed.ok() && *placed != nullptr);
+  auto rest = (*writer)->Placement(3 * kSmallExtent, bytes.size() - 3 * kSmallExtent);
+  ASSERT_TRUE(rest.ok());
+  std::memcpy(*placed, bytes.data(), bytes.size());
+  for (uint64_t off = 0; off < bytes.size(); off += kSmallExtent) {
+    const size_t n = std::min<size_t>(kSmallExtent, bytes.size() - off);
+    ASSERT_TRUE((*writer)->Write(off, std::span<const uint8_t>(*placed + off, n)).ok());
+  }
+  auto ev = (*writer)->Commit({"{}"});
+  ASSERT_TRUE(ev.ok());
+  // The four ready extents at least (the reserve refills meanwhile, so maybe more).
+  const size_t warm = ev->evidence.find(" from the touched reserve");
+  ASSERT_NE(warm, std::string::npos) << ev->evidence;
+  const size_t comma = ev->evidence.rfind(", ", warm);
+  EXPECT_GE(std::stoi(ev->evidence.substr(comma + 2, warm - comma - 2)), 4) << ev->evidence;
+  writer->reset();
+  EXPECT_EQ(ReadAll(*store, "r", bytes.size()), bytes) << "reserve memory holds the delivery";
+}
+
+TEST(VolatileStore, AnAbandonedDeliveryGivesItsWholeExtentsBackToTheReserve) {
+  CountingEnv env;
+  ReserveEvents events;
+  auto store = WithSmallExtents(&env, 2 * kSmallExtent, events.sink());
+  ASSERT_TRUE(events.WaitReady());
+  const auto bytes = Bytes(9, 2 * kSmallExtent);
+  {
+    auto writer = store->Begin(MetaFor("a", bytes), RetentionClass::kVolatile);
+    ASSERT_TRUE(writer.ok());
+    ASSERT_TRUE((*writer)->Write(0, bytes).ok());
+    // Dropped without Commit: the sender went away.
+  }
+  EXPECT_EQ(store->ready_extents(), 2u) << "never more than the reserve's size";
+  auto gone = store->Lookup("a");
+  ASSERT_TRUE(gone.ok());
+  EXPECT_FALSE(gone->has_value());
+  auto again = store->Begin(MetaFor("a", bytes), RetentionClass::kVolatile);
+  EXPECT_TRUE(again.ok()) << "its capacity was released";
+}
+
+TEST(VolatileStore, AReserveNeedsMemoryNotAScratchDirectory) {
+  TempDir scratch;
+  VolatileStore::Options options;
+  options.scratch_dir = scratch.path();
+  options.capacity = 1 << 30;
+  options.reserve = 1 << 20;
+  auto store = VolatileStore::Open(std::move(options));
+  ASSERT_FALSE(store.ok());
+  EXPECT_NE(store.status().message().find("reserve"), std::string::npos);
 }
 
 }  // namespace

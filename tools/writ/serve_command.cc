@@ -20,6 +20,7 @@ struct ServeFlags {
   std::string window_pool = "256MiB";
   std::string window_size = "32MiB";
   std::string scratch;
+  std::string volatile_reserve = "0";
   std::string verify_on_start = "unsynced";  // with --data: what recovery re-hashes
   std::string test_store_faults;             // tests only
   std::string identity;
@@ -38,6 +39,9 @@ int RunServe(const ServeFlags& flags) {
   if (!pool.ok()) return ReportError(pool.status().Annotate("--window-pool"));
   auto window = ParseSize(flags.window_size);
   if (!window.ok()) return ReportError(window.status().Annotate("--window-size"));
+
+  auto reserve = ParseSize(flags.volatile_reserve);
+  if (!reserve.ok()) return ReportError(reserve.status().Annotate("--volatile-reserve"));
 
   auto max_message = ParseSize(flags.max_message);
   if (!max_message.ok() || *max_message > UINT32_MAX || *max_message < 4096) {
@@ -68,6 +72,7 @@ int RunServe(const ServeFlags& flags) {
   options.window_pool_bytes = *pool;
   options.window_bytes = std::min(*window, *pool);
   options.scratch_dir = flags.scratch;
+  options.volatile_reserve_bytes = *reserve;
   options.verify_on_start = flags.verify_on_start;
   options.test_store_faults = flags.test_store_faults;
   // Recovery's findings and sync failures, one stderr line each (from any connection thread).
@@ -122,6 +127,11 @@ void RegisterServe(CLI::App& app, CommandContext& ctx) {
   cmd->add_option("--scratch", flags->scratch,
                   "hold volatile deliveries in unlinked files in this directory (default: in "
                   "memory, memfd)");
+  cmd->add_option("--volatile-reserve", flags->volatile_reserve,
+                  "memory kept touched and ready for volatile deliveries (in 64MiB extents, "
+                  "refilled at idle priority, on top of their capacity): they then skip the "
+                  "first-touch cost of fresh memory")
+      ->capture_default_str();
   cmd->add_option("--identity", flags->identity,
                   "directory of the key that signs receipts (default DATA/identity, else "
                   "~/.local/state/writ/receiver)");
