@@ -10,12 +10,20 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <mutex>
 
 namespace writ::receipt {
 
 struct Identity::Key {
   EVP_PKEY* pkey = nullptr;
-  ~Key() { EVP_PKEY_free(pkey); }
+  // A signing context initialised once and copied for each signature: initialising one
+  // (OpenSSL 3 fetches the algorithm each time) cost 25 us of a 90 us signature here.
+  std::mutex template_mu;
+  EVP_MD_CTX* sign_template = nullptr;  // under template_mu, made on first use
+  ~Key() {
+    EVP_MD_CTX_free(sign_template);
+    EVP_PKEY_free(pkey);
+  }
 };
 
 namespace {
@@ -62,16 +70,21 @@ std::string PublicKeyHex(const PublicKey& key) { return Hex(key); }
 Result<PublicKey> ParsePublicKeyHex(std::string_view hex) {
   PublicKey key{};
   if (hex.size() != key.size() * 2) {
-    return Status::Malformed("public key: expected 64 hex digits, got " + std::to_string(hex.size()));
+    return Status::Malformed("public key: expected 64 hex digits, got " +
+                             std::to_string(hex.size()));
   }
   for (size_t i = 0; i < key.size(); ++i) {
     unsigned value = 0;
     for (char c : hex.substr(i * 2, 2)) {
       value <<= 4;
-      if (c >= '0' && c <= '9') value |= c - '0';
-      else if (c >= 'a' && c <= 'f') value |= c - 'a' + 10;
-      else if (c >= 'A' && c <= 'F') value |= c - 'A' + 10;
-      else return Status::Malformed("public key: not hex");
+      if (c >= '0' && c <= '9')
+        value |= c - '0';
+      else if (c >= 'a' && c <= 'f')
+        value |= c - 'a' + 10;
+      else if (c >= 'A' && c <= 'F')
+        value |= c - 'A' + 10;
+      else
+        return Status::Malformed("public key: not hex");
     }
     key[i] = static_cast<uint8_t>(value);
   }
@@ -104,12 +117,13 @@ Result<Identity> Identity::Generate() {
 
 Result<Identity> Identity::LoadOrCreate(const std::string& dir) {
   if (mkdir(dir.c_str(), 0700) != 0 && errno != EEXIST) {
-    return Status::Io("cannot create identity directory " + dir + ": " + std::strerror(errno), errno);
+    return Status::Io("cannot create identity directory " + dir + ": " + std::strerror(errno),
+                      errno);
   }
   const std::string path = dir + "/identity.key";
   if (FILE* raw = std::fopen(path.c_str(), "r")) {
     std::unique_ptr<FILE, FileCloser> file(raw);
-    struct stat st{};
+    struct stat st {};
     if (fstat(fileno(raw), &st) == 0 && (st.st_mode & 077) != 0) {
       return Status::Refused(path + " is readable by others (mode " +
                              std::to_string(st.st_mode & 0777) + "); make it 0600");
@@ -128,7 +142,8 @@ Result<Identity> Identity::LoadOrCreate(const std::string& dir) {
   const int fd = open(tmp.c_str(), O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC, 0600);
   if (fd < 0) return Status::Io("cannot create " + tmp + ": " + std::strerror(errno), errno);
   std::unique_ptr<FILE, FileCloser> file(fdopen(fd, "w"));
-  if (!file || PEM_write_PrivateKey(file.get(), id.key_->pkey, nullptr, nullptr, 0, nullptr, nullptr) != 1 ||
+  if (!file ||
+      PEM_write_PrivateKey(file.get(), id.key_->pkey, nullptr, nullptr, 0, nullptr, nullptr) != 1 ||
       std::fflush(file.get()) != 0 || fsync(fd) != 0) {
     unlink(tmp.c_str());
     return Status::Io("cannot write " + tmp);
@@ -142,8 +157,19 @@ Result<Identity> Identity::LoadOrCreate(const std::string& dir) {
 
 Result<Signature> Identity::Sign(std::span<const uint8_t> message) const {
   std::unique_ptr<EVP_MD_CTX, CtxDeleter> ctx(EVP_MD_CTX_new());
-  if (!ctx || EVP_DigestSignInit(ctx.get(), nullptr, nullptr, nullptr, key_->pkey) != 1) {
-    return Status::Internal("EVP_DigestSignInit failed");
+  if (!ctx) return Status::Internal("EVP_MD_CTX_new failed");
+  {
+    std::lock_guard lock(key_->template_mu);
+    if (key_->sign_template == nullptr) {
+      std::unique_ptr<EVP_MD_CTX, CtxDeleter> made(EVP_MD_CTX_new());
+      if (!made || EVP_DigestSignInit(made.get(), nullptr, nullptr, nullptr, key_->pkey) != 1) {
+        return Status::Internal("EVP_DigestSignInit failed");
+      }
+      key_->sign_template = made.release();
+    }
+    if (EVP_MD_CTX_copy_ex(ctx.get(), key_->sign_template) != 1) {
+      return Status::Internal("EVP_MD_CTX_copy_ex of the signing context failed");
+    }
   }
   Signature sig{};
   size_t len = sig.size();
