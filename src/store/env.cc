@@ -106,6 +106,12 @@ class PosixEnv : public Env {
     return Status::Ok();
   }
 
+  Status MoveMapping(uint8_t* from, uint64_t length, uint8_t* to) override {
+    void* moved = ::mremap(from, length, length, MREMAP_MAYMOVE | MREMAP_FIXED, to);
+    if (moved == MAP_FAILED) return SysError("mremap", errno);
+    return Status::Ok();
+  }
+
   Status Populate(uint8_t* address, uint64_t length) override {
     // madvise wants a page-aligned start.
     const uint64_t page = static_cast<uint64_t>(::sysconf(_SC_PAGESIZE));

@@ -67,6 +67,9 @@ class Env {
   // A shared read-write mapping of the first `length` bytes of `fd` exactly at `address`
   // (MAP_FIXED), replacing what was there: a part of a ReserveAddresses range.
   virtual Status MapSharedAt(uint8_t* address, int fd, uint64_t length) = 0;
+  // Moves the mapping [from, from + length) to `to` (mremap MREMAP_FIXED), page tables
+  // and all, replacing what was there: mapped pages stay mapped, without a fault each.
+  virtual Status MoveMapping(uint8_t* from, uint64_t length, uint8_t* to) = 0;
   // Maps the pages of [address, address + length) of a shared mapping writable now
   // (madvise MADV_POPULATE_WRITE), so what writes there later takes no page faults; memory
   // that cannot be had fails here. Kernels without it: Ok.
@@ -128,6 +131,9 @@ class EnvWrapper : public Env {
   }
   Status MapSharedAt(uint8_t* address, int fd, uint64_t length) override {
     return target_->MapSharedAt(address, fd, length);
+  }
+  Status MoveMapping(uint8_t* from, uint64_t length, uint8_t* to) override {
+    return target_->MoveMapping(from, length, to);
   }
   Status Populate(uint8_t* address, uint64_t length) override {
     return target_->Populate(address, length);

@@ -15,6 +15,9 @@ class VolatileWriter : public PayloadWriter {
   VolatileWriter(VolatileStore& store, DeliveryMeta meta) : store_(store), meta_(std::move(meta)) {}
   ~VolatileWriter() override {
     if (map_ != nullptr) (void)store_.env_->Unmap(map_, MappedBytes());
+    for (uint8_t* own : own_maps_) {
+      if (own != nullptr) (void)store_.env_->Unmap(own, store_.extent_bytes_);
+    }
     store_.WriterDone();
     if (committed_) return;
     for (size_t i = 0; i < extents_.size(); ++i) {
@@ -74,11 +77,17 @@ class VolatileWriter : public PayloadWriter {
       for (size_t i = 0; i < extents_.size(); ++i) WRIT_RETURN_IF_ERROR(MapExtent(i));
     }
     WRIT_RETURN_IF_ERROR(AllocateThrough(offset + length));
-    // Mapped in bulk now rather than faulted in page by page as the transport writes
-    // (a reserve extent's pages are only entered into this mapping; they exist already).
-    Status populated = store_.env_->Populate(map_ + offset, length);
-    if (!populated.ok())
-      return populated.Annotate("volatile store: mapping memory for " + meta_.id);
+    // Mapped in bulk now rather than faulted in page by page as the transport writes;
+    // extents moved in from the reserve are mapped already.
+    const uint64_t e = store_.extent_bytes_;
+    for (size_t i = static_cast<size_t>(offset / e); i * e < offset + length; ++i) {
+      if (premapped_[i]) continue;
+      const uint64_t from = std::max(offset, i * e);
+      const uint64_t to = std::min(offset + length, i * e + ExtentLength(i));
+      Status populated = store_.env_->Populate(map_ + from, to - from);
+      if (!populated.ok())
+        return populated.Annotate("volatile store: mapping memory for " + meta_.id);
+    }
     return map_ + offset;
   }
 
@@ -128,8 +137,17 @@ class VolatileWriter : public PayloadWriter {
     return (meta_.bytes + page - 1) / page * page;
   }
   Status MapExtent(size_t i) {
-    Status s =
-        store_.env_->MapSharedAt(map_ + i * store_.extent_bytes_, extents_[i], ExtentLength(i));
+    uint8_t* at = map_ + i * store_.extent_bytes_;
+    Status s;
+    if (own_maps_[i] != nullptr) {
+      s = store_.env_->MoveMapping(own_maps_[i], store_.extent_bytes_, at);
+      if (s.ok()) {
+        own_maps_[i] = nullptr;
+        premapped_[i] = true;
+      }
+    } else {
+      s = store_.env_->MapSharedAt(at, extents_[i], ExtentLength(i));
+    }
     if (!s.ok()) return s.Annotate("volatile store: mapping the memory of " + meta_.id);
     return Status::Ok();
   }
@@ -140,7 +158,9 @@ class VolatileWriter : public PayloadWriter {
     while (extents_.size() * store_.extent_bytes_ < end) {
       const size_t i = extents_.size();
       const uint64_t length = ExtentLength(i);
-      int fd = length == store_.extent_bytes_ ? store_.TakeReady() : -1;
+      VolatileStore::ReadyExtent ready;
+      if (length == store_.extent_bytes_) ready = store_.TakeReady();
+      int fd = ready.fd;
       if (fd >= 0) {
         ++warm_;
       } else {
@@ -160,6 +180,8 @@ class VolatileWriter : public PayloadWriter {
         }
       }
       extents_.push_back(fd);
+      own_maps_.push_back(ready.map);
+      premapped_.push_back(false);
       if (map_ != nullptr) WRIT_RETURN_IF_ERROR(MapExtent(i));
     }
     return Status::Ok();
@@ -168,7 +190,9 @@ class VolatileWriter : public PayloadWriter {
   static constexpr uint64_t kPlacementMinBytes = 1ull << 20;
   VolatileStore& store_;
   DeliveryMeta meta_;
-  std::vector<int> extents_;  // extent i holds bytes [i * store_.extent_bytes_, ...)
+  std::vector<int> extents_;        // extent i holds bytes [i * store_.extent_bytes_, ...)
+  std::vector<uint8_t*> own_maps_;  // a reserve extent's mapping, until moved into map_
+  std::vector<bool> premapped_;     // its pages were mapped when it was moved into map_
   bool committed_ = false;
   uint8_t* map_ = nullptr;  // all extents side by side, once a placement was asked for
   uint64_t placed_ = 0;     // bytes the transport placed directly
@@ -220,7 +244,10 @@ VolatileStore::~VolatileStore() {
   }
   reserve_cv_.notify_all();
   if (filler_.joinable()) filler_.join();
-  for (int fd : ready_) (void)env_->Close(fd);
+  for (const ReadyExtent& r : ready_) {
+    if (r.map != nullptr) (void)env_->Unmap(r.map, extent_bytes_);
+    (void)env_->Close(r.fd);
+  }
   for (auto& [id, entry] : entries_) {
     for (int fd : entry.extents) (void)env_->Close(fd);
   }
@@ -231,20 +258,20 @@ size_t VolatileStore::ready_extents() {
   return ready_.size();
 }
 
-int VolatileStore::TakeReady() {
+VolatileStore::ReadyExtent VolatileStore::TakeReady() {
   std::lock_guard lock(mu_);
-  if (ready_.empty()) return -1;
-  const int fd = ready_.back();
+  if (ready_.empty()) return {};
+  const ReadyExtent ready = ready_.back();
   ready_.pop_back();
   reserve_cv_.notify_all();
-  return fd;
+  return ready;
 }
 
 void VolatileStore::GiveBack(int fd) {
   {
     std::lock_guard lock(mu_);
     if (ready_.size() < reserve_extents_) {
-      ready_.push_back(fd);
+      ready_.push_back({fd, nullptr});
       return;
     }
   }
@@ -290,10 +317,11 @@ void VolatileStore::FillReserve() {
       s = mapped.status();
       if (s.ok()) map = *mapped;
     }
-    // Written once now, so the pages exist and the host has backed them.
+    // Written once now, so the pages exist and the host has backed them; the mapping is
+    // kept, to be moved into a delivery's range with its pages mapped.
     if (s.ok()) s = env_->Populate(map, extent_bytes_);
-    if (map != nullptr) (void)env_->Unmap(map, extent_bytes_);
     if (!s.ok()) {
+      if (map != nullptr) (void)env_->Unmap(map, extent_bytes_);
       if (fd.ok()) (void)env_->Close(*fd);
       if (on_event_) on_event_("volatile reserve: cannot fill it: " + s.ToString());
       std::unique_lock lock(mu_);
@@ -302,7 +330,7 @@ void VolatileStore::FillReserve() {
       continue;
     }
     std::lock_guard lock(mu_);
-    ready_.push_back(*fd);
+    ready_.push_back({*fd, map});
   }
 }
 

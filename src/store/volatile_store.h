@@ -69,18 +69,24 @@ class VolatileStore : public Store {
   Status ReadExtents(const std::vector<int>& extents, const std::string& id, uint64_t bytes,
                      uint64_t offset, std::span<uint8_t> out);
   Status Insert(Entry entry);
-  // A whole extent from the reserve, or -1 when none is ready.
-  int TakeReady();
-  // A whole extent a delivery no longer needs: back to the reserve, else closed.
+  // A touched extent: its file and, when it comes from the filler, a mapping of all of it
+  // with every page mapped (moved into place rather than faulted in again).
+  struct ReadyExtent {
+    int fd = -1;
+    uint8_t* map = nullptr;
+  };
+  // A whole extent from the reserve; fd -1 when none is ready.
+  ReadyExtent TakeReady();
+  // A whole extent a delivery no longer needs (unmapped): back to the reserve, else closed.
   void GiveBack(int fd);
   void FillReserve();
   void WriterDone();
 
   std::function<void(const std::string&)> on_event_;
   size_t reserve_extents_ = 0;
-  std::vector<int> ready_;  // under mu_
-  bool stopping_ = false;   // under mu_
-  size_t writers_ = 0;      // deliveries being received, under mu_: the reserve waits for 0
+  std::vector<ReadyExtent> ready_;  // under mu_
+  bool stopping_ = false;           // under mu_
+  size_t writers_ = 0;              // deliveries being received, under mu_: the reserve waits for 0
   std::condition_variable reserve_cv_;
   std::thread filler_;
 

@@ -3,6 +3,7 @@
 // and the evidence says which of the two happened.
 #include "store/volatile_store.h"
 
+#include <atomic>
 #include <condition_variable>
 #include <cstring>
 #include <mutex>
@@ -26,11 +27,15 @@ class CountingEnv : public EnvWrapper {
     ++maps;
     return EnvWrapper::MapSharedAt(address, fd, length);
   }
+  Status Populate(uint8_t* address, uint64_t length) override {
+    ++populates;
+    return EnvWrapper::Populate(address, length);
+  }
   Status WriteAt(int fd, std::span<const uint8_t> b, uint64_t off) override {
     ++writes;
     return EnvWrapper::WriteAt(fd, b, off);
   }
-  int allocations = 0, maps = 0, writes = 0;
+  std::atomic<int> allocations = 0, maps = 0, writes = 0, populates = 0;
   uint64_t allocated = 0;
   bool fail_allocation = false;
 };
@@ -217,8 +222,11 @@ TEST(VolatileStore, AReserveIsTouchedAheadAndDeliveriesLandInIt) {
   const auto bytes = Bytes(8, 17 * kSmallExtent + 10);  // placed: from 1 MiB
   auto writer = store->Begin(MetaFor("r", bytes, kSmallExtent), RetentionClass::kVolatile);
   ASSERT_TRUE(writer.ok());
+  const int populates_before = env.populates;
   auto placed = (*writer)->Placement(0, 3 * kSmallExtent);
   ASSERT_TRUE(placed.ok() && *placed != nullptr);
+  EXPECT_EQ(env.populates, populates_before)
+      << "reserve extents arrive with their pages mapped: nothing to fault in";
   auto rest = (*writer)->Placement(3 * kSmallExtent, bytes.size() - 3 * kSmallExtent);
   ASSERT_TRUE(rest.ok());
   std::memcpy(*placed, bytes.data(), bytes.size());
