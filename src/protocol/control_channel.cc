@@ -111,7 +111,7 @@ Result<ControlChannel> ControlChannel::Adopt(Socket socket, Limits limits) {
 }
 
 Status ControlChannel::Send(const Message& message) {
-  Status valid = Validate(message, limits_);
+  Status valid = Validate(message, limits_, /*parse_json=*/false);
   if (!valid.ok()) return Status::InvalidArgument("send: " + valid.message());
   const std::vector<uint8_t> frame = Encode(message);
   if (frame.size() > limits_.max_frame_bytes) {

@@ -173,6 +173,9 @@ TEST(Validate, ReceiptJsonMustBeAnObject) {
   EXPECT_TRUE(Validate(Receipt{"id", deep}, Limits{}).ok());
   ExpectInvalid(Receipt{"id", "{\"a\":" + std::string(100000, '[') + "}"},
                 "receipt.json: not valid JSON");
+  // The sending side checks the shape, not the parse (writ serialised it itself).
+  EXPECT_TRUE(Validate(Receipt{"id", "{\"a\":1,}"}, Limits{}, /*parse_json=*/false).ok());
+  EXPECT_FALSE(Validate(Receipt{"id", "[1]"}, Limits{}, /*parse_json=*/false).ok());
 }
 
 TEST(ChunkCount, RoundsUp) {
