@@ -31,6 +31,7 @@ struct Series {
   double seconds = 0;
 
   double Percentile(double p) const {
+    if (micros.empty()) return 0;  // --count 0: only the big deliveries
     std::vector<double> v = micros;
     std::sort(v.begin(), v.end());
     const size_t i = std::min(v.size() - 1, static_cast<size_t>(std::ceil(p * v.size())) - 1);
@@ -40,7 +41,7 @@ struct Series {
     return {{"count", micros.size()},
             {"median_us", Percentile(0.5)},
             {"p99_us", Percentile(0.99)},
-            {"per_second", micros.size() / seconds}};
+            {"per_second", micros.empty() ? 0.0 : micros.size() / seconds}};
   }
 };
 
