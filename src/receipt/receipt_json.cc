@@ -1,3 +1,5 @@
+#include "receipt/receipt_json.h"
+
 #include <chrono>
 #include <ctime>
 #include <nlohmann/json.hpp>
@@ -43,7 +45,8 @@ class Reader {
   Status Unsigned(const char* key, uint64_t& out) const {
     auto it = j_.find(key);
     if (it == j_.end()) return Status::Malformed(path_ + key + ": missing");
-    if (!it->is_number_unsigned()) return Status::Malformed(path_ + key + ": expected unsigned integer");
+    if (!it->is_number_unsigned())
+      return Status::Malformed(path_ + key + ": expected unsigned integer");
     out = it->get<uint64_t>();
     return Status::Ok();
   }
@@ -105,7 +108,9 @@ std::string_view SurvivesName(RetentionClass retention) {
   return "unknown";
 }
 
-std::string ReceiptToJson(const Receipt& r) {
+namespace receipt {
+
+json ReceiptJsonValue(const Receipt& r, bool with_signature) {
   json j{{"schema", kReceiptSchema},
          {"rung", ReceiptRungName(r.rung)},
          {"delivery",
@@ -124,12 +129,7 @@ std::string ReceiptToJson(const Receipt& r) {
   if (r.rule_passed) j["rule"] = *r.rule_passed;
   if (r.processing_step) j["step"] = *r.processing_step;
   if (r.observed_chunks) j["observed_chunks"] = *r.observed_chunks;
-  if (r.signature) {
-    j["signature"] = {{"algorithm", r.signature->algorithm},
-                      {"key_id", r.signature->key_id},
-                      {"public_key", r.signature->public_key},
-                      {"value", r.signature->value}};
-  }
+  if (with_signature && r.signature) j["signature"] = SignatureJson(*r.signature);
   if (r.retention) {
     j["retention"] = r.retention->retention;
     j["acknowledged_point"] = r.retention->acknowledged_point;
@@ -137,7 +137,20 @@ std::string ReceiptToJson(const Receipt& r) {
     j["promise_after_failure"] = r.retention->promise_after_failure;
     j["evidence"] = r.retention->evidence;
   }
-  return j.dump();  // nlohmann's object keys are sorted: canonical
+  return j;
+}
+
+json SignatureJson(const ReceiptSignature& s) {
+  return {{"algorithm", s.algorithm},
+          {"key_id", s.key_id},
+          {"public_key", s.public_key},
+          {"value", s.value}};
+}
+
+}  // namespace receipt
+
+std::string ReceiptToJson(const Receipt& r) {
+  return receipt::ReceiptJsonValue(r, true).dump();  // object keys are sorted: canonical
 }
 
 Result<Receipt> ReceiptFromJson(std::string_view text) {
@@ -148,7 +161,8 @@ Result<Receipt> ReceiptFromJson(std::string_view text) {
   Receipt r;
   std::string schema, rung;
   WRIT_RETURN_IF_ERROR(top.String("schema", schema));
-  if (schema != kReceiptSchema) return Status::Malformed("schema: expected " + std::string(kReceiptSchema));
+  if (schema != kReceiptSchema)
+    return Status::Malformed("schema: expected " + std::string(kReceiptSchema));
   WRIT_RETURN_IF_ERROR(top.String("rung", rung));
   auto parsed_rung = ParseReceiptRung(rung);
   if (!parsed_rung.ok()) return parsed_rung.status().Annotate("rung");
@@ -224,7 +238,8 @@ Result<Receipt> ReceiptFromJson(std::string_view text) {
 
 std::string NowRfc3339() {
   const auto now = std::chrono::system_clock::now();
-  const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(now.time_since_epoch()) % 1000;
+  const auto ms =
+      std::chrono::duration_cast<std::chrono::milliseconds>(now.time_since_epoch()) % 1000;
   const std::time_t t = std::chrono::system_clock::to_time_t(now);
   std::tm tm{};
   gmtime_r(&t, &tm);

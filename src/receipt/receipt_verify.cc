@@ -3,6 +3,7 @@
 #include <cstring>
 
 #include "receipt/identity.h"
+#include "receipt/receipt_json.h"
 #include "receipt/signing.h"
 #include "writ/receipt.h"
 
@@ -36,9 +37,12 @@ Result<std::vector<uint8_t>> Unhex(const std::string& hex, size_t bytes, const c
     unsigned v = 0;
     for (char c : hex.substr(i * 2, 2)) {
       v <<= 4;
-      if (c >= '0' && c <= '9') v |= c - '0';
-      else if (c >= 'a' && c <= 'f') v |= c - 'a' + 10;
-      else return Invalid(std::string(field) + ": not lowercase hex");
+      if (c >= '0' && c <= '9')
+        v |= c - '0';
+      else if (c >= 'a' && c <= 'f')
+        v |= c - 'a' + 10;
+      else
+        return Invalid(std::string(field) + ": not lowercase hex");
     }
     out[i] = static_cast<uint8_t>(v);
   }
@@ -48,9 +52,7 @@ Result<std::vector<uint8_t>> Unhex(const std::string& hex, size_t bytes, const c
 }  // namespace
 
 std::string ReceiptSigningBytes(const Receipt& receipt) {
-  Receipt unsigned_copy = receipt;
-  unsigned_copy.signature.reset();
-  return ReceiptToJson(unsigned_copy);
+  return receipt::ReceiptJsonValue(receipt, /*with_signature=*/false).dump();
 }
 
 Status CheckReceiptConsistency(const Receipt& r) {
@@ -58,8 +60,8 @@ Status CheckReceiptConsistency(const Receipt& r) {
   const size_t hex = DigestHexLength(d.rule);
   if (hex == 0) return Invalid("delivery.rule: unknown rule '" + d.rule + "'");
   if (d.digest.size() != hex) {
-    return Invalid("delivery.digest: " + std::to_string(d.digest.size()) + " hex digits, " + d.rule +
-                   " has " + std::to_string(hex));
+    return Invalid("delivery.digest: " + std::to_string(d.digest.size()) + " hex digits, " +
+                   d.rule + " has " + std::to_string(hex));
   }
   if (d.bytes > 0) {
     if (d.chunk_size == 0) return Invalid("delivery.chunk_size: 0 for a non-empty delivery");
@@ -73,15 +75,18 @@ Status CheckReceiptConsistency(const Receipt& r) {
     return Invalid("delivery.chunks: an empty delivery has no chunks");
   }
   if (r.observer != ObserverFor(r.rung)) {
-    return Invalid("observer: a " + std::string(ReceiptRungName(r.rung)) + " receipt is observed by the " +
-                   ObserverFor(r.rung) + ", not '" + r.observer + "'");
+    return Invalid("observer: a " + std::string(ReceiptRungName(r.rung)) +
+                   " receipt is observed by the " + ObserverFor(r.rung) + ", not '" + r.observer +
+                   "'");
   }
   if (r.observed_chunks && *r.observed_chunks != d.chunks) {
     return Invalid("observed_chunks: " + std::to_string(*r.observed_chunks) + " of " +
                    std::to_string(d.chunks) + " chunks cannot support this rung");
   }
-  if ((r.rung == ReceiptRung::kTransport || r.rung == ReceiptRung::kReceived) && !r.observed_chunks) {
-    return Invalid("observed_chunks: missing on a " + std::string(ReceiptRungName(r.rung)) + " receipt");
+  if ((r.rung == ReceiptRung::kTransport || r.rung == ReceiptRung::kReceived) &&
+      !r.observed_chunks) {
+    return Invalid("observed_chunks: missing on a " + std::string(ReceiptRungName(r.rung)) +
+                   " receipt");
   }
   if (r.rung == ReceiptRung::kRetained) {
     const std::string& cls = r.retention->retention;
@@ -105,7 +110,8 @@ Status VerifyReceipt(const Receipt& r, const std::string& expected_public_key_he
   WRIT_RETURN_IF_ERROR(CheckReceiptConsistency(r));
   if (!r.signature) return Invalid("signature: the receipt is not signed");
   const ReceiptSignature& sig = *r.signature;
-  if (sig.algorithm != "ed25519") return Invalid("signature.algorithm: unsupported '" + sig.algorithm + "'");
+  if (sig.algorithm != "ed25519")
+    return Invalid("signature.algorithm: unsupported '" + sig.algorithm + "'");
   auto key = receipt::ParsePublicKeyHex(sig.public_key);
   if (!key.ok()) return Invalid("signature.public_key: " + key.status().message());
   if (receipt::KeyId(*key) != sig.key_id) {
@@ -118,9 +124,11 @@ Status VerifyReceipt(const Receipt& r, const std::string& expected_public_key_he
   receipt::Signature signature{};
   std::memcpy(signature.data(), value.data(), signature.size());
   const std::string bytes = ReceiptSigningBytes(r);
-  if (!receipt::VerifySignature(*key, std::span(reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size()),
-                                signature)) {
-    return Invalid("signature: does not match the receipt's contents (changed after signing, or forged)");
+  if (!receipt::VerifySignature(
+          *key, std::span(reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size()),
+          signature)) {
+    return Invalid(
+        "signature: does not match the receipt's contents (changed after signing, or forged)");
   }
   return Status::Ok();
 }

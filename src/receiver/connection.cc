@@ -113,8 +113,7 @@ Status Connection::Refuse(const std::string& id, RefuseReason reason, const std:
 }
 
 Result<std::string> Connection::Sign(Receipt receipt) const {
-  WRIT_RETURN_IF_ERROR(receipt::SignReceipt(receipt, *core_.identity));
-  return ReceiptToJson(receipt);
+  return receipt::SignReceiptToJson(receipt, *core_.identity);
 }
 
 Status Connection::SendReceipt(const Receipt& receipt) {
