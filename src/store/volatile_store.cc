@@ -53,7 +53,7 @@ class VolatileWriter : public PayloadWriter {
   }
 
   Status Read(uint64_t offset, std::span<uint8_t> out) override {
-    if (offset + out.size() > extents_.size() * store_.extent_bytes_ && offset + out.size() > 0) {
+    if (offset + out.size() > extents_.size() * store_.extent_bytes_) {
       return Status::InvalidArgument("volatile store: read of bytes of " + meta_.id +
                                      " not yet written");
     }

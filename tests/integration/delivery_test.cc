@@ -126,13 +126,13 @@ TEST_P(Deliveries, OneGibThroughA64MibPoolKeepsReceiverMemoryBounded) {
 TEST_P(Deliveries, AVolatileReserveIsTouchedAheadAndHoldsTheNextDelivery) {
   TempDir dir;
   WritePatternFile(dir.File("d"), 7, 150 * kMiB);  // two whole 64 MiB extents and a tail
-  const std::string log = dir.File("serve.err");
-  auto serve = Serve::StartWithStderr(GetParam(), {"--volatile-reserve", "128MiB"}, log);
+  auto serve = Serve::StartWithStderr(GetParam(), {"--volatile-reserve", "128MiB"});
   ASSERT_TRUE(serve);
   const std::string kReady = "writ: volatile reserve ready: ";
-  const std::string ready = WaitForLines(log, kReady, 1, 60s);
-  ASSERT_FALSE(ready.empty()) << "the serve never said its reserve was ready";
-  EXPECT_NE(ready.find("128 MiB of memory touched"), std::string::npos) << ready;
+  auto ready = serve->ReadLineStartingWith(kReady, 60s);
+  ASSERT_TRUE(ready.ok()) << "the serve never said its reserve was ready: "
+                          << ready.status().ToString();
+  EXPECT_NE(ready->find("128 MiB of memory touched"), std::string::npos) << *ready;
   CommandRun run = RunWrit({"send", dir.File("d"), "--to", serve->address(), "--json"});
   ASSERT_EQ(run.exit_code, 0) << run.err;
   const json& retained = run.json["receipts"].back();
@@ -141,7 +141,8 @@ TEST_P(Deliveries, AVolatileReserveIsTouchedAheadAndHoldsTheNextDelivery) {
             std::string::npos)
       << retained.dump();
   // The reserve refills once the delivery is in, and says so.
-  EXPECT_FALSE(WaitForLines(log, kReady, 2, 60s).empty()) << "the reserve was not refilled";
+  auto again = serve->ReadLineStartingWith(kReady, 60s);
+  EXPECT_TRUE(again.ok()) << "the reserve was not refilled: " << again.status().ToString();
   EXPECT_EQ(serve->Stop(), 0);
 }
 

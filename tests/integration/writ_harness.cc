@@ -9,7 +9,6 @@
 #include <filesystem>
 #include <fstream>
 #include <sstream>
-#include <thread>
 
 #include "common/pattern.h"
 
@@ -54,33 +53,25 @@ std::unique_ptr<Serve> Serve::Start(const std::string& provider, std::vector<std
 }
 
 std::unique_ptr<Serve> Serve::StartWithStderr(const std::string& provider,
-                                              std::vector<std::string> extra,
-                                              const std::string& stderr_path) {
-  return StartAs({}, provider, std::move(extra), stderr_path);
+                                              std::vector<std::string> extra) {
+  return StartAs({}, provider, std::move(extra), /*merge_stderr=*/true);
 }
 
-std::string WaitForLines(const std::string& path, const std::string& prefix, size_t count,
-                         std::chrono::seconds timeout) {
-  const auto deadline = std::chrono::steady_clock::now() + timeout;
-  for (;;) {
-    std::ifstream in(path);
-    std::string line, last;
-    size_t seen = 0;
-    while (std::getline(in, line)) {
-      if (line.rfind(prefix, 0) == 0) {
-        ++seen;
-        last = line;
-      }
+Result<std::string> Serve::ReadLineStartingWith(const std::string& prefix,
+                                                std::chrono::milliseconds timeout) {
+  for (auto it = early_lines_.begin(); it != early_lines_.end(); ++it) {
+    if (it->rfind(prefix, 0) == 0) {
+      std::string line = std::move(*it);
+      early_lines_.erase(early_lines_.begin(), it + 1);
+      return line;
     }
-    if (seen >= count) return last;
-    if (std::chrono::steady_clock::now() > deadline) return "";
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
   }
+  early_lines_.clear();
+  return proc_->ReadLineStartingWith(prefix, timeout);
 }
 
 std::unique_ptr<Serve> Serve::StartAs(std::vector<std::string> wrapper, const std::string& provider,
-                                      std::vector<std::string> extra,
-                                      const std::string& stderr_path) {
+                                      std::vector<std::string> extra, bool merge_stderr) {
   std::vector<std::string> argv = std::move(wrapper);
   if (!argv.empty() && argv[0].find('/') == std::string::npos) argv[0] = "/usr/bin/" + argv[0];
   argv.insert(argv.end(), {WritBinary(), "serve", "--listen", "127.0.0.1:0"});
@@ -89,20 +80,29 @@ std::unique_ptr<Serve> Serve::StartAs(std::vector<std::string> wrapper, const st
     argv.push_back(provider);
   }
   argv.insert(argv.end(), extra.begin(), extra.end());
-  auto proc = ChildProcess::Start(argv, false, stderr_path);
+  auto proc = ChildProcess::Start(argv, merge_stderr);
   if (!proc.ok()) {
     ADD_FAILURE() << proc.status().ToString();
     return nullptr;
   }
   auto serve = std::unique_ptr<Serve>(new Serve());
   serve->proc_ = std::make_unique<ChildProcess>(std::move(proc).value());
-  auto line = serve->proc_->ReadLineStartingWith("writ: listening on ", 30s);
+  const std::string kListening = "writ: listening on ";
+  const auto deadline = std::chrono::steady_clock::now() + 30s;
+  Result<std::string> line = Status::Timeout("not yet");
+  for (;;) {
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+        deadline - std::chrono::steady_clock::now());
+    line = serve->proc_->ReadLine(std::max(left, std::chrono::milliseconds(0)));
+    if (!line.ok() || line->rfind(kListening, 0) == 0) break;
+    serve->early_lines_.push_back(*line);
+  }
   if (!line.ok()) {
     ADD_FAILURE() << "writ serve never said it was listening: " << line.status().ToString();
     return nullptr;
   }
   // "writ: listening on HOST:PORT (provider NAME)"
-  std::istringstream in(line->substr(std::string("writ: listening on ").size()));
+  std::istringstream in(line->substr(kListening.size()));
   std::string paren;
   in >> serve->address_ >> paren >> serve->provider_;
   if (!serve->provider_.empty() && serve->provider_.back() == ')') serve->provider_.pop_back();

@@ -41,11 +41,10 @@ class Serve {
   static std::unique_ptr<Serve> StartAs(std::vector<std::string> wrapper,
                                         const std::string& provider,
                                         std::vector<std::string> extra = {},
-                                        const std::string& stderr_path = "");
-  // Start, with the serve's stderr (store events, one line each) going to `stderr_path`.
+                                        bool merge_stderr = false);
+  // Start, with the serve's stderr lines (store events) readable by ReadLineStartingWith.
   static std::unique_ptr<Serve> StartWithStderr(const std::string& provider,
-                                                std::vector<std::string> extra,
-                                                const std::string& stderr_path);
+                                                std::vector<std::string> extra = {});
   ~Serve();
   const std::string& address() const { return address_; }
   const std::string& provider() const { return provider_; }
@@ -53,8 +52,13 @@ class Serve {
   // SIGTERM, then the exit code.
   int Stop();
   long max_rss_kib() const { return proc_->max_rss_kib(); }
+  // The next line starting with `prefix`, including lines printed before the serve said
+  // it was listening (a store event may come first).
+  Result<std::string> ReadLineStartingWith(const std::string& prefix,
+                                           std::chrono::milliseconds timeout);
 
  private:
+  std::vector<std::string> early_lines_;  // read while waiting for "listening on"
   std::unique_ptr<ChildProcess> proc_;
   std::string address_, provider_;
   bool stopped_ = false;
@@ -77,11 +81,6 @@ std::unique_ptr<ChildProcess> StartWrit(const std::vector<std::string>& args,
 CommandRun FinishWrit(ChildProcess& proc, const std::string& err_path);
 
 std::vector<std::string> Rungs(const nlohmann::json& send_output);
-
-// Waits until the file at `path` holds at least `count` lines starting with `prefix`;
-// returns the last such line, or an empty string on timeout.
-std::string WaitForLines(const std::string& path, const std::string& prefix, size_t count,
-                         std::chrono::seconds timeout);
 
 // Providers usable here for two-process tests.
 bool ProviderAvailable(const std::string& provider);
