@@ -73,7 +73,13 @@ void Put(WireWriter& w, const Abort& m) {
   w.String(m.detail);
 }
 
-void Put(WireWriter& w, const Query& m) { w.String(m.delivery_id); }
+void Put(WireWriter& w, const Query& m) {
+  w.String(m.delivery_id);
+  w.Bytes(m.sender_key);
+  w.Bytes(m.nonce);
+  w.U64(m.time_ms);
+  w.Bytes(m.signature);
+}
 
 void Put(WireWriter& w, const QueryAnswer& m) {
   w.String(m.delivery_id);
@@ -153,6 +159,10 @@ Result<Abort> GetAbort(WireReader& r) {
 Result<Query> GetQuery(WireReader& r) {
   Query m;
   WRIT_ASSIGN_OR_RETURN(m.delivery_id, r.String("delivery_id"));
+  WRIT_ASSIGN_OR_RETURN(m.sender_key, r.Bytes("sender_key"));
+  WRIT_ASSIGN_OR_RETURN(m.nonce, r.Bytes("nonce"));
+  WRIT_ASSIGN_OR_RETURN(m.time_ms, r.U64("time_ms"));
+  WRIT_ASSIGN_OR_RETURN(m.signature, r.Bytes("signature"));
   return m;
 }
 
@@ -213,6 +223,17 @@ std::vector<uint8_t> AnnounceSigningBytes(const Announce& announce, std::string_
   std::vector<uint8_t> out;
   WireWriter w(out);
   w.String("writ-announce-v1");
+  w.String(receiver_id);
+  Put(w, unsigned_copy);
+  return out;
+}
+
+std::vector<uint8_t> QuerySigningBytes(const Query& query, std::string_view receiver_id) {
+  Query unsigned_copy = query;
+  unsigned_copy.signature.clear();
+  std::vector<uint8_t> out;
+  WireWriter w(out);
+  w.String("writ-query-v1");
   w.String(receiver_id);
   Put(w, unsigned_copy);
   return out;

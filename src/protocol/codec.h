@@ -22,6 +22,8 @@ std::vector<uint8_t> Encode(const Message& message);
 // What a sender signs: "writ-announce-v1", the receiver's id (so an announce signed for
 // one receiver is refused by another), then the announce's payload encoding with an
 // empty signature.
+// What a signed query's signature covers, bound to one receiver like an announce's.
+std::vector<uint8_t> QuerySigningBytes(const Query& query, std::string_view receiver_id);
 std::vector<uint8_t> AnnounceSigningBytes(const Announce& announce, std::string_view receiver_id);
 
 // Exactly one frame: header, payload, no bytes after it. The message is

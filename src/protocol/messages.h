@@ -126,8 +126,14 @@ struct Abort {
   bool operator==(const Abort&) const = default;
 };
 
+// Signed like an announce (QuerySigningBytes) when the sender has an identity; a receiver
+// with an allow list answers only signed queries from listed keys.
 struct Query {
   std::string delivery_id;
+  std::vector<uint8_t> sender_key;
+  std::vector<uint8_t> nonce;
+  uint64_t time_ms = 0;
+  std::vector<uint8_t> signature;
   bool operator==(const Query&) const = default;
 };
 

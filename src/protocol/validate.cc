@@ -110,6 +110,9 @@ Status Check(const Hello& m, const Checker& c) {
   return c.Id("receiver_id", m.receiver_id);
 }
 
+template <typename M>
+Status CheckSignedFields(const M& m, const Checker& c);
+
 Status Check(const Announce& m, const Checker& c) {
   WRIT_RETURN_IF_ERROR(c.Id("delivery_id", m.delivery_id));
   if (m.chunk_size == 0) return c.Fail("chunk_size", "0, must be at least 1");
@@ -132,6 +135,12 @@ Status Check(const Announce& m, const Checker& c) {
     return c.Fail("retention", "unknown value " + std::to_string(static_cast<int>(m.retention)));
   }
   WRIT_RETURN_IF_ERROR(c.Address("sender_fabric_address", m.sender_fabric_address.size(), true));
+  return CheckSignedFields(m, c);
+}
+
+// An announce's or a query's sender authentication: all four fields, or none.
+template <typename M>
+Status CheckSignedFields(const M& m, const Checker& c) {
   if (m.sender_key.empty()) {
     if (!m.nonce.empty() || m.time_ms != 0 || !m.signature.empty()) {
       return c.Fail("sender_key", "empty, but nonce, time or signature is present");
@@ -187,7 +196,10 @@ Status Check(const Abort& m, const Checker& c) {
   return c.Text("detail", m.detail);
 }
 
-Status Check(const Query& m, const Checker& c) { return c.Id("delivery_id", m.delivery_id); }
+Status Check(const Query& m, const Checker& c) {
+  WRIT_RETURN_IF_ERROR(c.Id("delivery_id", m.delivery_id));
+  return CheckSignedFields(m, c);
+}
 
 Status Check(const QueryAnswer& m, const Checker& c) {
   WRIT_RETURN_IF_ERROR(c.Id("delivery_id", m.delivery_id));

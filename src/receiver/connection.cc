@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "receipt/signing.h"
+#include "receiver/held_delivery_writer.h"
 #include "receiver/peer_uid.h"
 #include "receiver/receiver_receipts.h"
 
@@ -133,7 +134,8 @@ Status Connection::OnAnnounce(const protocol::Announce& a) {
   if (!admitted.ok()) {
     return Refuse(a.delivery_id, RefuseReason::kAuth, admitted.status().message());
   }
-  if (!admitted->empty()) sender_ = *admitted;  // limits count per key
+  const std::string identity = *admitted;     // empty: the announce was not signed
+  if (!identity.empty()) sender_ = identity;  // limits count per key
   if (!core_.node->provider().checks_remote_keys()) {
     // shm never checks memory keys: any writer could scribble anywhere in this process.
     // The kernel already limits cross-process writes to the same user; writ offers shm
@@ -184,17 +186,16 @@ Status Connection::OnAnnounce(const protocol::Announce& a) {
                       std::string(protocol::RetentionName(a.retention)) +
                       " retention (without --data only volatile is offered)");
   }
+  bool redelivery = false;
   auto existing = core_.store->Lookup(a.delivery_id);
   if (!existing.ok())
     return Refuse(a.delivery_id, RefuseReason::kInternal, existing.status().message());
   if (existing->has_value()) {
     const store::RetainedDelivery& held = **existing;
     if (held.meta.digest != a.digest || held.meta.bytes != a.bytes || held.meta.rule != a.rule) {
+      // Neither its size nor its digest: they describe bytes another sender delivered.
       return Refuse(a.delivery_id, RefuseReason::kConflictingId,
-                    "delivery " + a.delivery_id + " is already retained with other content (" +
-                        std::to_string(held.meta.bytes) + " bytes, " +
-                        std::string(protocol::RuleName(held.meta.rule)) + " " +
-                        protocol::ToHex(held.meta.digest) + ")");
+                    "delivery " + a.delivery_id + " is already retained with other content");
     }
     if (held.retention < a.retention) {
       return Refuse(a.delivery_id, RefuseReason::kRetention,
@@ -202,11 +203,15 @@ Status Connection::OnAnnounce(const protocol::Announce& a) {
                         std::string(protocol::RetentionName(held.retention)) + ", weaker than " +
                         std::string(protocol::RetentionName(a.retention)));
     }
-    // Same content: the existing receipts, without moving the bytes again.
-    for (const auto& json : held.receipts) {
-      WRIT_RETURN_IF_ERROR(Send(protocol::Receipt{a.delivery_id, json}));
+    if (!held.meta.sender.empty() && held.meta.sender == identity) {
+      // The same authenticated sender, the same content: the existing receipts, without
+      // moving the bytes again.
+      for (const auto& json : held.receipts) {
+        WRIT_RETURN_IF_ERROR(Send(protocol::Receipt{a.delivery_id, json}));
+      }
+      return Status::Ok();
     }
-    return Status::Ok();
+    redelivery = true;  // anyone else proves it holds the bytes by sending them
   }
   if (!core_.ClaimId(a.delivery_id)) {
     return Refuse(a.delivery_id, RefuseReason::kConflictingId,
@@ -219,9 +224,14 @@ Status Connection::OnAnnounce(const protocol::Announce& a) {
                       std::to_string(opt.max_deliveries_per_sender) + " deliveries in progress");
   }
   auto digester = protocol::Digester::Create(a.rule);
-  store::DeliveryMeta meta{a.delivery_id, a.bytes, a.chunk_size, a.rule, a.digest};
-  auto writer = digester.ok() ? core_.store->Begin(meta, a.retention)
-                              : Result<std::unique_ptr<store::PayloadWriter>>(digester.status());
+  store::DeliveryMeta meta{a.delivery_id, a.bytes, a.chunk_size, a.rule, a.digest, identity};
+  Result<std::unique_ptr<store::PayloadWriter>> writer = digester.status();
+  if (digester.ok() && redelivery) {
+    writer = std::unique_ptr<store::PayloadWriter>(
+        std::make_unique<HeldDeliveryWriter>(*core_.store, a.delivery_id));
+  } else if (digester.ok()) {
+    writer = core_.store->Begin(meta, a.retention);
+  }
   if (!writer.ok()) {
     core_.ReleaseId(a.delivery_id);
     core_.Unreserve(sender_, ReceiverCore::Usage::kDeliveries);
@@ -229,6 +239,7 @@ Status Connection::OnAnnounce(const protocol::Announce& a) {
   }
   delivery_ =
       std::make_unique<InboundDelivery>(a, std::move(digester).value(), std::move(writer).value());
+  delivery_->redelivery = redelivery;
   receipts_.clear();
   return Status::Ok();
 }
@@ -244,6 +255,10 @@ Status Connection::OnCommit(const protocol::Commit& c) {
 
 Status Connection::OnQuery(const protocol::Query& q) {
   using json = nlohmann::json;
+  auto admitted = core_.auth.AdmitQuery(q, core_.issuer, std::chrono::system_clock::now());
+  if (!admitted.ok()) {
+    return Refuse(q.delivery_id, RefuseReason::kAuth, admitted.status().message());
+  }
   auto held = core_.store->Lookup(q.delivery_id);
   json answer{{"id", q.delivery_id}};
   if (!held.ok() || !held->has_value()) {
@@ -285,7 +300,9 @@ Status Connection::ApplyNotifications() {
 void Connection::Revoke(LiveWindow& window) {
   (void)window.region.Close();  // revoke first: no write may land after release
   core_.router.Unbind(window.tag);
-  core_.pool->Release(window.pool_index);
+  // A window placed in the store's memory exposed none of the pool's bytes.
+  const bool pooled = window.data == core_.pool->data(window.pool_index);
+  core_.pool->Release(window.pool_index, pooled ? window.length : 0);
   core_.Unreserve(sender_, ReceiverCore::Usage::kWindows);
 }
 
@@ -303,7 +320,7 @@ Status Connection::GrantWindows() {
     }
     auto tag = core_.router.Bind(inbox_);
     if (!tag) {
-      core_.pool->Release(window->index);
+      core_.pool->Release(window->index, 0);
       core_.Unreserve(sender_, ReceiverCore::Usage::kWindows);
       break;
     }
@@ -319,7 +336,7 @@ Status Connection::GrantWindows() {
     auto placement = d.writer().Placement(live.first_chunk * d.announce().chunk_size, live.length);
     if (!placement.ok()) {
       core_.router.Unbind(live.tag);
-      core_.pool->Release(live.pool_index);
+      core_.pool->Release(live.pool_index, 0);
       core_.Unreserve(sender_, ReceiverCore::Usage::kWindows);
       EndDelivery();
       return Refuse(id, ReasonFor(placement.status()),
@@ -329,7 +346,7 @@ Status Connection::GrantWindows() {
     auto region = core_.node->Register(live.data, live.length, fabric::Access::kRemoteWrite);
     if (!region.ok()) {
       core_.router.Unbind(live.tag);
-      core_.pool->Release(live.pool_index);
+      core_.pool->Release(live.pool_index, 0);
       core_.Unreserve(sender_, ReceiverCore::Usage::kWindows);
       EndDelivery();
       return Refuse(id, RefuseReason::kInternal, region.status().message());
@@ -387,10 +404,12 @@ Status Connection::Finish() {
   const std::vector<uint8_t> computed = d.FinishDigest();
   if (computed != a.digest) {
     EndDelivery();
+    // Nothing computed over the received bytes goes back to the peer: a digest of what a
+    // window held would let a sender that never wrote read it out, a probe at a time.
     return Refuse(a.delivery_id, RefuseReason::kValidation,
-                  "validation failed: delivery " + a.delivery_id + " has " +
-                      std::string(protocol::RuleName(a.rule)) + " " + protocol::ToHex(computed) +
-                      ", announced " + protocol::ToHex(a.digest));
+                  "validation failed: the " + std::to_string(a.bytes) + " bytes received for " +
+                      a.delivery_id + " do not match the announced " +
+                      std::string(protocol::RuleName(a.rule)) + " digest");
   }
   WRIT_RETURN_IF_ERROR(SendReceipt(ValidatedReceipt(core_, ref)));
   if (core_.options.processing) {
@@ -407,6 +426,7 @@ Status Connection::Finish() {
     }
     WRIT_RETURN_IF_ERROR(SendReceipt(ProcessedReceipt(core_, ref, step.name)));
   }
+  if (d.redelivery) return AnswerFromStore(a);
   auto evidence = d.writer().Commit(receipts_);
   if (!evidence.ok()) {
     EndDelivery();
@@ -422,6 +442,26 @@ Status Connection::Finish() {
   }
   EndDelivery();
   return Send(protocol::Receipt{a.delivery_id, json});
+}
+
+// A re-delivery validated: the store retains these very bytes (same id, size, rule and
+// digest) already, so its retention receipts are the answer; nothing is stored twice.
+Status Connection::AnswerFromStore(const protocol::Announce& a) {
+  auto held = core_.store->Lookup(a.delivery_id);
+  EndDelivery();
+  if (!held.ok() || !held->has_value() || (*held)->meta.digest != a.digest) {
+    return Refuse(a.delivery_id, RefuseReason::kRetention,
+                  "delivery " + a.delivery_id +
+                      " was validated but is no longer retained here (removed meanwhile); "
+                      "send it again");
+  }
+  for (const auto& json : (*held)->receipts) {
+    auto receipt = ReceiptFromJson(json);
+    if (receipt.ok() && receipt->rung == ReceiptRung::kRetained) {
+      WRIT_RETURN_IF_ERROR(Send(protocol::Receipt{a.delivery_id, json}));
+    }
+  }
+  return Status::Ok();
 }
 
 void Connection::EndDelivery() {

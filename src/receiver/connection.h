@@ -34,6 +34,7 @@ class Connection {
   Status Advance();
   Status GrantWindows();
   Status Finish();
+  Status AnswerFromStore(const protocol::Announce& announce);
   Status Send(const protocol::Message& message);
   Status Refuse(const std::string& id, protocol::RefuseReason reason, const std::string& detail);
   // Signs with the receiver's identity; the canonical JSON that is sent and stored.

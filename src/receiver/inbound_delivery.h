@@ -70,6 +70,9 @@ class InboundDelivery {
 
   bool commit_seen = false;
   bool received_receipt_sent = false;
+  // The store retains this id with this content already, delivered by another sender
+  // (held_delivery_writer.h): validated, then answered with the retained receipts.
+  bool redelivery = false;
 
  private:
   Status ConsumeWindow(LiveWindow& w);

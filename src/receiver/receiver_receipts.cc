@@ -36,7 +36,9 @@ Receipt ReceivedReceipt(const ReceiverCore& core, const DeliveryRef& ref, uint64
   r.statement = "the receiver observed its own remote-write notification for each of the " +
                 std::to_string(chunks) + " chunks of this delivery, in windows it granted";
   r.does_not_establish =
-      "that the bytes are correct (validation), that anyone processed them, or any retention";
+      "how many bytes each chunk's write placed (tcp and rxm report no length for a remote "
+      "write), that the bytes are correct (validation), that anyone processed them, or any "
+      "retention";
   return r;
 }
 

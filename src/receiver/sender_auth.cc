@@ -38,35 +38,56 @@ Result<std::string> SenderAuth::Admit(const protocol::Announce& a, const std::st
     }
     return std::string();
   }
+  return Check({a.sender_key, a.nonce, a.time_ms, a.signature},
+               protocol::AnnounceSigningBytes(a, receiver_id), "announce", now);
+}
+
+Result<std::string> SenderAuth::AdmitQuery(const protocol::Query& q, const std::string& receiver_id,
+                                           std::chrono::system_clock::time_point now) {
+  if (q.sender_key.empty()) {
+    if (restricted()) {
+      return Status::Refused(
+          "auth: this receiver answers queries only from senders on its allow list; sign the "
+          "query (writ query --identity DIR)");
+    }
+    return std::string();
+  }
+  return Check({q.sender_key, q.nonce, q.time_ms, q.signature},
+               protocol::QuerySigningBytes(q, receiver_id), "query", now);
+}
+
+Result<std::string> SenderAuth::Check(const Signed& m, const std::vector<uint8_t>& signed_bytes,
+                                      const std::string& what,
+                                      std::chrono::system_clock::time_point now) {
   receipt::PublicKey key{};
-  std::memcpy(key.data(), a.sender_key.data(), key.size());
+  std::memcpy(key.data(), m.key.data(), key.size());
   const std::string key_id = receipt::KeyId(key);
   if (restricted() && !allowed_->count(key)) {
     return Status::Refused("auth: sender key " + key_id + " is not on the allow list");
   }
   receipt::Signature signature{};
-  std::memcpy(signature.data(), a.signature.data(), signature.size());
-  if (!receipt::VerifySignature(key, protocol::AnnounceSigningBytes(a, receiver_id), signature)) {
-    return Status::Refused("auth: the announce's signature does not verify for key " + key_id);
+  std::memcpy(signature.data(), m.signature.data(), signature.size());
+  if (!receipt::VerifySignature(key, signed_bytes, signature)) {
+    return Status::Refused("auth: the " + what + "'s signature does not verify for key " + key_id);
   }
   const int64_t now_ms =
       std::chrono::duration_cast<std::chrono::milliseconds>(now.time_since_epoch()).count();
   const int64_t window_ms =
       std::chrono::duration_cast<std::chrono::milliseconds>(kFreshness).count();
-  const int64_t age_ms = now_ms - static_cast<int64_t>(a.time_ms);
+  const int64_t age_ms = now_ms - static_cast<int64_t>(m.time_ms);
   if (age_ms > window_ms || age_ms < -window_ms) {
-    return Status::Refused("auth: stale announce: signed " + std::to_string(age_ms / 1000) +
+    return Status::Refused("auth: stale " + what + ": signed " + std::to_string(age_ms / 1000) +
                            " s from now, outside the " + std::to_string(kFreshness.count()) +
                            "-minute window");
   }
-  const std::string nonce_key = key_id + protocol::ToHex(a.nonce);
+  const std::string nonce_key = key_id + protocol::ToHex(m.nonce);
   std::lock_guard lock(replay_->mu);
   // Forget nonces older than the window: their announces would be refused as stale.
   for (auto it = replay_->seen.begin(); it != replay_->seen.end();) {
     it = now_ms - it->second > window_ms ? replay_->seen.erase(it) : std::next(it);
   }
-  if (!replay_->seen.emplace(nonce_key, static_cast<int64_t>(a.time_ms)).second) {
-    return Status::Refused("auth: replayed announce: nonce already used by key " + key_id);
+  if (!replay_->seen.emplace(nonce_key, static_cast<int64_t>(m.time_ms)).second) {
+    return Status::Refused("auth: replayed " + what + ": nonce already used by key " + key_id);
   }
   return key_id;
 }

@@ -32,9 +32,23 @@ class SenderAuth {
   Result<std::string> Admit(const protocol::Announce& announce, const std::string& receiver_id,
                             std::chrono::system_clock::time_point now);
 
+  // The same for a query: with an allow list, only signed queries from listed keys.
+  Result<std::string> AdmitQuery(const protocol::Query& query, const std::string& receiver_id,
+                                 std::chrono::system_clock::time_point now);
+
   static constexpr std::chrono::minutes kFreshness{5};
 
  private:
+  // The authentication fields of an announce or a query (validated sizes).
+  struct Signed {
+    const std::vector<uint8_t>& key;
+    const std::vector<uint8_t>& nonce;
+    uint64_t time_ms;
+    const std::vector<uint8_t>& signature;
+  };
+  Result<std::string> Check(const Signed& m, const std::vector<uint8_t>& signed_bytes,
+                            const std::string& what, std::chrono::system_clock::time_point now);
+
   struct ReplayCache {
     std::mutex mu;
     std::map<std::string, int64_t> seen;  // key id + nonce -> announce time (ms)

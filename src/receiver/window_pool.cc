@@ -3,6 +3,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 
@@ -42,10 +43,11 @@ std::optional<WindowPool::Window> WindowPool::TryAcquire(int waiter_eventfd) {
   }
   const uint32_t index = free_.back();
   free_.pop_back();
-  return Window{index, base_ + uint64_t{index} * window_bytes_};
+  return Window{index, data(index)};
 }
 
-void WindowPool::Release(uint32_t index) {
+void WindowPool::Release(uint32_t index, uint64_t exposed_bytes) {
+  std::memset(data(index), 0, std::min(exposed_bytes, window_bytes_));
   std::set<int> wake;
   {
     std::lock_guard lock(mu_);

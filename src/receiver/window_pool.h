@@ -1,5 +1,9 @@
 // The receiver's window pool: one mapping of --window-pool bytes cut into
 // fixed windows. Memory for windows is bounded by it, whatever the deliveries.
+//
+// A window is cleared when it comes back, over every byte a grant exposed: a sender can
+// notify a chunk without writing it (tcp reports no length for a remote write), so what a
+// window held for one delivery must never be there for the next to digest.
 #pragma once
 
 #include <cstdint>
@@ -27,7 +31,10 @@ class WindowPool {
 
   // A free window, or nothing; then `waiter_eventfd` is signalled at the next release.
   std::optional<Window> TryAcquire(int waiter_eventfd);
-  void Release(uint32_t index);
+  // Zeroes the first `exposed_bytes` of the window (what was registered for a sender to
+  // write), then makes it free again. The caller has revoked the registration.
+  void Release(uint32_t index, uint64_t exposed_bytes);
+  uint8_t* data(uint32_t index) const { return base_ + uint64_t{index} * window_bytes_; }
   void ForgetWaiter(int waiter_eventfd);
 
   uint64_t window_bytes() const { return window_bytes_; }

@@ -1,7 +1,6 @@
 #include "sender/delivery_run.h"
 
 #include <poll.h>
-#include <sys/random.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -12,6 +11,7 @@
 #include "protocol/digest.h"
 #include "receipt/context.h"
 #include "receipt/signing.h"
+#include "sender/request_signing.h"
 
 namespace writ::sender {
 namespace {
@@ -167,21 +167,8 @@ Status DeliveryRun::Announce() {
   announce.retention = opt_.retention.value_or(RetentionClass::kVolatile);
   announce.sender_fabric_address = link_.local_address();
   if (identity_) {
-    const auto& key = identity_->public_key();
-    announce.sender_key.assign(key.begin(), key.end());
-    announce.nonce.resize(protocol::kNonceBytes);
-    if (getrandom(announce.nonce.data(), announce.nonce.size(), 0) !=
-        static_cast<ssize_t>(announce.nonce.size())) {
-      return Status::Io("getrandom failed for the announce nonce", errno);
-    }
-    announce.time_ms =
-        static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::milliseconds>(
-                                  std::chrono::system_clock::now().time_since_epoch())
-                                  .count());
     // Signed for this receiver only: its id is part of the signed bytes.
-    WRIT_ASSIGN_OR_RETURN(auto sig, identity_->Sign(protocol::AnnounceSigningBytes(
-                                        announce, link_.hello().receiver_id)));
-    announce.signature.assign(sig.begin(), sig.end());
+    WRIT_RETURN_IF_ERROR(SignAnnounce(*identity_, link_.hello().receiver_id, announce));
   }
   if (Status sent = link_.channel().Send(announce); !sent.ok()) {
     // An invalid announce is not sent at all; anything else leaves the stream unknown.

@@ -263,6 +263,7 @@ Result<RetentionEvidence> DurableWriter::Commit(const std::vector<std::string>& 
   row.receipts = receipts;
   row.state = RowState::kCommitted;
   row.committed_at = NowRfc3339Utc();
+  row.sender = meta_.sender;
   IndexCommit commit;
   std::string replaced;
   const uint64_t failures_before = store_.index_->sync_failures();
@@ -562,7 +563,7 @@ Result<std::optional<RetainedDelivery>> DurableStore::Lookup(const std::string& 
   WRIT_ASSIGN_OR_RETURN(auto row, Find(id));
   if (!row) return std::optional<RetainedDelivery>();
   RetainedDelivery d;
-  d.meta = DeliveryMeta{row->id, row->bytes, row->chunk_size, row->rule, row->digest};
+  d.meta = DeliveryMeta{row->id, row->bytes, row->chunk_size, row->rule, row->digest, row->sender};
   d.retention = row->retention;
   d.receipts = row->receipts;
   return std::optional<RetainedDelivery>(std::move(d));

@@ -285,6 +285,7 @@ Result<std::unique_ptr<Index>> Index::Open(const std::string& path, Env* env, bo
     if (src != SQLITE_ROW) {
       return Status::Io("cannot read the index " + path + ": " + sqlite3_errmsg(index->db_));
     }
+    index->has_sender_ = index->HasColumn("sender");
     return index;
   }
   std::lock_guard lock(index->mu_);
@@ -306,10 +307,29 @@ Result<std::unique_ptr<Index>> Index::Open(const std::string& path, Env* env, bo
       "CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY NOT NULL, value TEXT NOT NULL)"));
   WRIT_RETURN_IF_ERROR(
       index->Exec("INSERT OR IGNORE INTO meta(key, value) VALUES ('schema', 'writ.store/1')"));
+  // Added later: which authenticated sender delivered the bytes (rows from before say '').
+  if (!index->HasColumn("sender")) {
+    WRIT_RETURN_IF_ERROR(
+        index->Exec("ALTER TABLE deliveries ADD COLUMN sender TEXT NOT NULL DEFAULT ''"));
+  }
+  index->has_sender_ = true;
   return index;
 }
 
 Index::Index(std::string path, Env* env) : path_(std::move(path)), env_(env) {}
+
+bool Index::HasColumn(const char* column) {
+  sqlite3_stmt* st = nullptr;
+  bool found = false;
+  if (sqlite3_prepare_v2(db_, "PRAGMA table_info(deliveries)", -1, &st, nullptr) == SQLITE_OK) {
+    while (!found && sqlite3_step(st) == SQLITE_ROW) {
+      const auto* name = reinterpret_cast<const char*>(sqlite3_column_text(st, 1));
+      found = name != nullptr && std::string(name) == column;
+    }
+  }
+  sqlite3_finalize(st);
+  return found;
+}
 
 Index::~Index() {
   if (db_ != nullptr) {
@@ -376,10 +396,13 @@ class Stmt {
   int rc_ = SQLITE_OK;
 };
 
-constexpr const char* kSelect =
-    "SELECT id, bytes, chunk_size, rule, digest, retention, location, receipts, state, "
-    "committed_at "
-    "FROM deliveries";
+// An index opened read-only from before the sender column reads '' for it.
+std::string SelectRows(bool has_sender) {
+  return std::string(
+             "SELECT id, bytes, chunk_size, rule, digest, retention, location, receipts, state, "
+             "committed_at, ") +
+         (has_sender ? "sender" : "''") + " FROM deliveries";
+}
 
 Result<IndexRow> RowFrom(Stmt& st) {
   IndexRow row;
@@ -405,6 +428,7 @@ Result<IndexRow> RowFrom(Stmt& st) {
   else
     return Status::Malformed("row " + row.id + " has unknown state '" + state + "'");
   row.committed_at = st.Col(9);
+  row.sender = st.Col(10);
   return row;
 }
 
@@ -418,7 +442,7 @@ std::string ReceiptsJson(const std::vector<std::string>& receipts) {
 
 Result<std::optional<IndexRow>> Index::Get(const std::string& id) {
   std::lock_guard lock(mu_);
-  Stmt st(db_, (std::string(kSelect) + " WHERE id = ?1").c_str());
+  Stmt st(db_, (SelectRows(has_sender_) + " WHERE id = ?1").c_str());
   if (st.prepared() != SQLITE_OK) return Fail("select", st.prepared());
   st.Text(1, id);
   const int rc = sqlite3_step(st.get());
@@ -431,7 +455,7 @@ Result<std::optional<IndexRow>> Index::Get(const std::string& id) {
 
 Result<std::vector<IndexRow>> Index::All() {
   std::lock_guard lock(mu_);
-  Stmt st(db_, (std::string(kSelect) + " ORDER BY committed_at, id").c_str());
+  Stmt st(db_, (SelectRows(has_sender_) + " ORDER BY committed_at, id").c_str());
   if (st.prepared() != SQLITE_OK) return Fail("select", st.prepared());
   std::vector<IndexRow> rows;
   for (;;) {
@@ -495,8 +519,8 @@ Status Index::Insert(const IndexRow& row, IndexSync mode, IndexCommit* commit,
     }
     Stmt st(db_,
             "INSERT OR REPLACE INTO deliveries (id, bytes, chunk_size, rule, digest, retention, "
-            "location,"
-            " receipts, state, committed_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)");
+            "location, receipts, state, committed_at, sender)"
+            " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)");
     if (st.prepared() != SQLITE_OK) return Fail("insert", st.prepared());
     st.Text(1, row.id);
     st.Int(2, row.bytes);
@@ -508,6 +532,7 @@ Status Index::Insert(const IndexRow& row, IndexSync mode, IndexCommit* commit,
     st.Text(8, ReceiptsJson(row.receipts));
     st.Text(9, RowStateName(row.state));
     st.Text(10, row.committed_at);
+    st.Text(11, row.sender);
     const int rc = sqlite3_step(st.get());
     if (rc != SQLITE_DONE) return Fail("insert", rc);
     return Status::Ok();

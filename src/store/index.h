@@ -50,6 +50,7 @@ struct IndexRow {
   std::vector<std::string> receipts;
   RowState state = RowState::kCommitted;
   std::string committed_at;  // RFC 3339, UTC
+  std::string sender;        // key id of the authenticated sender that delivered it, or ''
 };
 
 enum class IndexSync { kNormal, kFull };
@@ -102,6 +103,7 @@ class Index {
  private:
   Index(std::string path, Env* env);
   Status Exec(const char* sql);
+  bool HasColumn(const char* column);
   Status Fail(const char* what, int rc);
   Status Transaction(IndexSync mode, IndexCommit* commit, const std::function<Status()>& body);
 
@@ -113,6 +115,7 @@ class Index {
   mutable std::mutex mu_;
   IndexCommit* recording_ = nullptr;  // the commit whose syncs are being recorded
   std::atomic<uint64_t> sync_failures_{0};
+  bool has_sender_ = false;  // the index has the sender column (older ones do not)
 };
 
 std::string RowStateName(RowState state);

@@ -21,6 +21,9 @@ struct DeliveryMeta {
   uint64_t chunk_size = 0;
   Rule rule = Rule::kXxh3_128;
   std::vector<uint8_t> digest;
+  // The key id of the authenticated sender that delivered the bytes; empty when unsigned.
+  // Only that sender is answered from the store without moving the bytes again.
+  std::string sender;
 };
 
 // What the store did to reach its class: the retention receipt's acknowledged point

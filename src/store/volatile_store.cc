@@ -20,13 +20,9 @@ class VolatileWriter : public PayloadWriter {
     }
     store_.WriterDone();
     if (committed_) return;
-    for (size_t i = 0; i < extents_.size(); ++i) {
-      if (ExtentLength(i) == store_.extent_bytes_) {
-        store_.GiveBack(extents_[i]);  // its memory stays touched for the next delivery
-      } else {
-        (void)store_.env_->Close(extents_[i]);
-      }
-    }
+    // Closed, never handed back to the reserve: its pages hold what a sender wrote, and a
+    // sender may notify chunks without writing them. The reserve refills with new memory.
+    for (int fd : extents_) (void)store_.env_->Close(fd);
     store_.Release(meta_.bytes);
   }
 
@@ -265,17 +261,6 @@ VolatileStore::ReadyExtent VolatileStore::TakeReady() {
   ready_.pop_back();
   reserve_cv_.notify_all();
   return ready;
-}
-
-void VolatileStore::GiveBack(int fd) {
-  {
-    std::lock_guard lock(mu_);
-    if (ready_.size() < reserve_extents_) {
-      ready_.push_back({fd, nullptr});
-      return;
-    }
-  }
-  (void)env_->Close(fd);
 }
 
 // Runs at idle priority: it touches memory only when no transfer wants the CPU.

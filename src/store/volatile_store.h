@@ -77,8 +77,6 @@ class VolatileStore : public Store {
   };
   // A whole extent from the reserve; fd -1 when none is ready.
   ReadyExtent TakeReady();
-  // A whole extent a delivery no longer needs (unmapped): back to the reserve, else closed.
-  void GiveBack(int fd);
   void FillReserve();
   void WriterDone();
 

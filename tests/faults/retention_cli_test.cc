@@ -39,8 +39,10 @@ TEST_F(RetentionCli, ReceiptsNameTheObjectThePointTheFailureThePromiseAndTheEvid
   ASSERT_TRUE(r);
   EXPECT_TRUE(r->ParseRecovery().found) << "serve reports what recovery found:\n" << r->Stderr();
 
-  CommandRun pl = RunWrit({"send", dir_.File("a"), "--to", r->address(), "--id", "A",
-                           "--chunk-size", "1MiB", "--retention", "power-loss", "--json"});
+  // Signed: only the sender that delivered A is answered from the store later.
+  CommandRun pl =
+      RunWrit({"send", dir_.File("a"), "--to", r->address(), "--id", "A", "--chunk-size", "1MiB",
+               "--retention", "power-loss", "--json", "--identity", dir_.File("sender")});
   ASSERT_EQ(pl.exit_code, 0) << pl.err;
   EXPECT_EQ(pl.json["reached"]["retention"], "power-loss");
   const json ra = Retained(pl);
@@ -121,8 +123,9 @@ TEST_F(RetentionCli, ReceiptsNameTheObjectThePointTheFailureThePromiseAndTheEvid
   EXPECT_EQ(q.json["receipts"].size(), 3u) << "received, validated, retained";
   EXPECT_EQ(RunWrit({"query", "V", "--to", r->address()}).exit_code, 1)
       << "volatile died with the process";
-  CommandRun again = RunWrit({"send", dir_.File("a"), "--to", r->address(), "--id", "A",
-                              "--chunk-size", "1MiB", "--retention", "power-loss", "--json"});
+  CommandRun again =
+      RunWrit({"send", dir_.File("a"), "--to", r->address(), "--id", "A", "--chunk-size", "1MiB",
+               "--retention", "power-loss", "--json", "--identity", dir_.File("sender")});
   EXPECT_EQ(again.exit_code, 0) << again.err;
   EXPECT_EQ(again.json["bytes_moved"], false);
   EXPECT_TRUE(again.json["work_completions"].empty());

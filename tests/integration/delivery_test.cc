@@ -219,10 +219,32 @@ TEST_P(Deliveries, FourSendersAtOnce) {
   }
 }
 
-TEST_P(Deliveries, SameIdSameContentReturnsReceiptsWithoutMovingBytes) {
+TEST_P(Deliveries, SameIdSameContentFromTheSameSenderMovesNoBytes) {
   TempDir dir;
   WritePatternFile(dir.File("a"), 1, 3 * kMiB);
   WritePatternFile(dir.File("b"), 2, 3 * kMiB);
+  auto serve = Serve::Start(GetParam());
+  ASSERT_TRUE(serve);
+  const std::string me = dir.File("identity");
+  CommandRun first = RunWrit(
+      {"send", dir.File("a"), "--to", serve->address(), "--id", "X", "--json", "--identity", me});
+  ASSERT_EQ(first.exit_code, 0) << first.err;
+  CommandRun again = RunWrit(
+      {"send", dir.File("a"), "--to", serve->address(), "--id", "X", "--json", "--identity", me});
+  ASSERT_EQ(again.exit_code, 0) << again.err;
+  EXPECT_EQ(again.json["bytes_moved"], false);
+  EXPECT_TRUE(again.json["work_completions"].empty()) << "no writes the second time";
+  EXPECT_EQ(Rungs(again.json), (std::vector<std::string>{"received", "validated", "retained"}));
+  CommandRun other = RunWrit({"send", dir.File("b"), "--to", serve->address(), "--id", "X"});
+  EXPECT_EQ(other.exit_code, 3) << other.err;
+  EXPECT_NE(other.err.find("conflicting id"), std::string::npos) << other.err;
+}
+
+// Anyone else (here: unsigned senders) proves it holds the bytes by sending them; the
+// receiver validates them and answers with the retention receipt it already issued.
+TEST_P(Deliveries, SameIdSameContentFromAnotherSenderMovesTheBytesAgain) {
+  TempDir dir;
+  WritePatternFile(dir.File("a"), 1, 3 * kMiB);
   auto serve = Serve::Start(GetParam());
   ASSERT_TRUE(serve);
   CommandRun first =
@@ -231,12 +253,12 @@ TEST_P(Deliveries, SameIdSameContentReturnsReceiptsWithoutMovingBytes) {
   CommandRun again =
       RunWrit({"send", dir.File("a"), "--to", serve->address(), "--id", "X", "--json"});
   ASSERT_EQ(again.exit_code, 0) << again.err;
-  EXPECT_EQ(again.json["bytes_moved"], false);
-  EXPECT_TRUE(again.json["work_completions"].empty()) << "no writes the second time";
-  EXPECT_EQ(Rungs(again.json), (std::vector<std::string>{"received", "validated", "retained"}));
-  CommandRun other = RunWrit({"send", dir.File("b"), "--to", serve->address(), "--id", "X"});
-  EXPECT_EQ(other.exit_code, 3) << other.err;
-  EXPECT_NE(other.err.find("conflicting id"), std::string::npos) << other.err;
+  EXPECT_EQ(again.json["bytes_moved"], true);
+  EXPECT_FALSE(again.json["work_completions"].empty());
+  EXPECT_EQ(Rungs(again.json),
+            (std::vector<std::string>{"transport", "received", "validated", "retained"}));
+  EXPECT_EQ(again.json["receipts"].back(), first.json["receipts"].back())
+      << "the retention receipt is the one issued when the bytes were first retained";
 }
 
 TEST_P(Deliveries, RetentionNotOfferedExitsSix) {

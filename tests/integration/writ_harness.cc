@@ -16,7 +16,12 @@ namespace writ::testing {
 
 using namespace std::chrono_literals;
 
-std::string WritBinary() { return WRIT_BINARY; }
+// WRIT_TEST_BINARY runs the same tests against another build (e.g. to show that a test
+// fails on the code before a fix).
+std::string WritBinary() {
+  const char* other = std::getenv("WRIT_TEST_BINARY");
+  return other != nullptr && *other != '\0' ? other : WRIT_BINARY;
+}
 
 TempDir::TempDir() {
   const char* tmp = std::getenv("TMPDIR");

@@ -48,7 +48,11 @@ inline Refuse SampleRefuse() {
 
 inline Abort SampleAbort() { return Abort{"RC-233", "sender gave up: read error on chunk 2"}; }
 
-inline Query SampleQuery() { return Query{"RC-233"}; }
+inline Query SampleQuery() {
+  Query q;
+  q.delivery_id = "RC-233";
+  return q;
+}
 
 inline QueryAnswer SampleQueryAnswer() {
   return QueryAnswer{"RC-233", R"({"id":"RC-233","state":"retained","retention":"volatile"})"};

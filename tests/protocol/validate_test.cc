@@ -64,7 +64,9 @@ TEST(Validate, DeliveryIds) {
     EXPECT_TRUE(Validate(a, Limits{}).ok()) << id;
   }
   ExpectInvalid(Commit{""}, "commit.delivery_id: empty");
-  ExpectInvalid(Query{"a b"}, "query.delivery_id: byte 0x20");
+  Query spaced;
+  spaced.delivery_id = "a b";
+  ExpectInvalid(spaced, "query.delivery_id: byte 0x20");
   ExpectInvalid(Receipt{"", "{}"}, "receipt.delivery_id: empty");
   ExpectInvalid(QueryAnswer{"", "{}"}, "query-answer.delivery_id: empty");
   ExpectInvalid(Grant{"", 1, 0, 0, 1, 0, 1}, "grant.delivery_id: empty");

@@ -149,7 +149,7 @@ TEST(WindowPool, HandsOutEachWindowOnceAndWakesWaiters) {
   for (int i = 0; i < 3; ++i) got.push_back(*(*pool)->TryAcquire((*inbox)->event_fd()));
   EXPECT_NE(got[0].data, got[1].data);
   EXPECT_FALSE((*pool)->TryAcquire((*inbox)->event_fd()).has_value());
-  (*pool)->Release(got[1].index);
+  (*pool)->Release(got[1].index, 4096);
   uint64_t counter = 0;
   EXPECT_EQ(read((*inbox)->event_fd(), &counter, sizeof counter), 8) << "waiter was signalled";
   EXPECT_TRUE((*pool)->TryAcquire((*inbox)->event_fd()).has_value());

@@ -1,0 +1,19 @@
+// A sender's identity signs what it asks of one receiver: its announces (who may write)
+// and its queries (who may read what is held). The receiver id is part of the signed
+// bytes, so a signature is good for that receiver only; nonce and time stop replays.
+#pragma once
+
+#include <string>
+
+#include "protocol/messages.h"
+#include "receipt/identity.h"
+#include "writ/status.h"
+
+namespace writ::sender {
+
+Status SignAnnounce(const receipt::Identity& identity, const std::string& receiver_id,
+                    protocol::Announce& announce);
+Status SignQuery(const receipt::Identity& identity, const std::string& receiver_id,
+                 protocol::Query& query);
+
+}  // namespace writ::sender
