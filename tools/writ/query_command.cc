@@ -3,6 +3,7 @@
 #include <nlohmann/json.hpp>
 
 #include "command.h"
+#include "common/printable.h"
 #include "protocol/control_channel.h"
 
 namespace writ::cli {
@@ -19,35 +20,41 @@ struct QueryFlags {
 
 int RunQuery(const QueryFlags& f) {
   auto host_port = protocol::ParseHostPort(f.to);
-  if (!host_port.ok()) return ReportError(Status::InvalidArgument("--to: " + host_port.status().message()));
+  if (!host_port.ok())
+    return ReportError(Status::InvalidArgument("--to: " + host_port.status().message()));
   auto channel = protocol::ControlChannel::Connect(host_port->first, host_port->second, 10s);
-  if (!channel.ok()) return ReportError(Status::Transport("cannot reach " + f.to + ": " + channel.status().message()));
+  if (!channel.ok())
+    return ReportError(
+        Status::Transport("cannot reach " + f.to + ": " + channel.status().message()));
   auto hello = channel->Receive(10s);
   if (!hello.ok() || !std::holds_alternative<protocol::Hello>(*hello)) {
     return ReportError(Status::Transport("the receiver at " + f.to + " did not say hello"));
   }
   if (Status sent = channel->Send(protocol::Query{f.id}); !sent.ok()) return ReportError(sent);
   auto answer = channel->Receive(30s);
-  if (!answer.ok()) return ReportError(Status::Transport("no answer: " + answer.status().message()));
+  if (!answer.ok())
+    return ReportError(Status::Transport("no answer: " + answer.status().message()));
   if (const auto* refuse = std::get_if<protocol::Refuse>(&*answer)) {
     return ReportError(Status::Refused("query refused: " + refuse->detail));
   }
   const auto* qa = std::get_if<protocol::QueryAnswer>(&*answer);
   if (qa == nullptr) return ReportError(Status::Malformed("unexpected answer to a query"));
   auto j = nlohmann::json::parse(qa->json, nullptr, false);
-  if (j.is_discarded() || !j.is_object()) return ReportError(Status::Malformed("query answer is not JSON"));
+  if (j.is_discarded() || !j.is_object())
+    return ReportError(Status::Malformed("query answer is not JSON"));
   const bool known = j.value("state", "unknown") == "retained";
   if (f.json) {
     std::cout << j.dump(2) << std::endl;
   } else if (known) {
-    std::cout << f.id << ": retained (" << j.value("retention", "?") << "), " << j.value("bytes", 0)
-              << " bytes, " << j.value("rule", "?") << " " << j.value("digest", "?") << ", "
-              << j["receipts"].size() << " receipt(s)" << std::endl;
+    std::cout << Printable(f.id) << ": retained (" << Printable(j.value("retention", "?")) << "), "
+              << j.value("bytes", 0) << " bytes, " << Printable(j.value("rule", "?")) << " "
+              << Printable(j.value("digest", "?")) << ", " << j["receipts"].size() << " receipt(s)"
+              << std::endl;
   } else {
-    std::cout << f.id << ": unknown to this receiver" << std::endl;
+    std::cout << Printable(f.id) << ": unknown to this receiver" << std::endl;
   }
   if (!known) {
-    std::cerr << "writ: " << f.id << " is not held by " << f.to << std::endl;
+    std::cerr << "writ: " << Printable(f.id) << " is not held by " << Printable(f.to) << std::endl;
     return kExitNotFound;
   }
   return kExitOk;
@@ -58,7 +65,8 @@ void RegisterQuery(CLI::App& app, CommandContext& ctx) {
   CLI::App* cmd = app.add_subcommand("query", "What a receiver holds for ID now");
   cmd->add_option("ID", f->id, "delivery id")->required();
   cmd->add_option("--to", f->to, "receiver HOST:PORT")->required();
-  cmd->add_option("--provider", f->provider, "accepted for symmetry; queries use the control connection");
+  cmd->add_option("--provider", f->provider,
+                  "accepted for symmetry; queries use the control connection");
   cmd->add_flag("--json", f->json, "print one JSON document");
   cmd->callback([f, &ctx] { ctx.exit_code = RunQuery(*f); });
 }
