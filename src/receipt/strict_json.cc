@@ -32,7 +32,7 @@ class DuplicateKeyFinder {
   const std::string& duplicate() const { return duplicate_; }
 
  private:
-  struct Open_ {
+  struct Level {
     std::string path;  // "" for the top level, else "delivery." or "context.notes[]."
     std::set<std::string> keys;
     std::string last_key;
@@ -43,17 +43,17 @@ class DuplicateKeyFinder {
     if (!open_.empty()) {
       path = open_.back().path + open_.back().last_key + (array ? "[]" : "") + ".";
     }
-    open_.push_back(Open_{std::move(path), {}, {}});
+    open_.push_back(Level{std::move(path), {}, {}});
   }
 
   void Key(std::string key) {
     if (open_.empty()) return;
-    Open_& o = open_.back();
+    Level& o = open_.back();
     if (!o.keys.insert(key).second && duplicate_.empty()) duplicate_ = o.path + key;
     o.last_key = std::move(key);
   }
 
-  std::vector<Open_> open_;
+  std::vector<Level> open_;
   std::string duplicate_;
 };
 
