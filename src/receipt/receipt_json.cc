@@ -102,15 +102,16 @@ Status ContextFromJson(const json& j, ReceiptContext& c) {
   WRIT_RETURN_IF_ERROR(r.String("memory_type", c.memory_type));
   WRIT_RETURN_IF_ERROR(r.String("software_release", c.software_release));
   WRIT_RETURN_IF_ERROR(r.String("completion_level", c.completion_level));
+  // Required even when empty: the signed form always has it, and a receipt without it
+  // would re-serialise to the signed bytes with a signed field gone.
   auto notes = j.find("notes");
-  if (notes != j.end()) {
-    if (!notes->is_array()) return Status::Malformed("context.notes: expected array");
-    for (size_t i = 0; i < notes->size(); ++i) {
-      if (!(*notes)[i].is_string()) {
-        return Status::Malformed("context.notes[" + std::to_string(i) + "]: expected string");
-      }
-      c.notes.push_back((*notes)[i].get<std::string>());
+  if (notes == j.end()) return Status::Malformed("context.notes: missing");
+  if (!notes->is_array()) return Status::Malformed("context.notes: expected array");
+  for (size_t i = 0; i < notes->size(); ++i) {
+    if (!(*notes)[i].is_string()) {
+      return Status::Malformed("context.notes[" + std::to_string(i) + "]: expected string");
     }
+    c.notes.push_back((*notes)[i].get<std::string>());
   }
   return Status::Ok();
 }

@@ -92,6 +92,14 @@ TEST(ReceiptCanonical, ADuplicatedNestedKeyIsRefused) {
   EXPECT_EQ(Problem(text), "delivery.bytes: duplicate key");
 }
 
+TEST(ReceiptCanonical, AnEmptyFieldRemovedIsRefused) {
+  // context.notes is [] here: read as "no notes", the receipt would re-serialise to the
+  // signed bytes and verify although a signed field is gone.
+  auto j = nlohmann::json::parse(SignedText());
+  j["context"].erase("notes");
+  EXPECT_EQ(Problem(j.dump()), "context.notes: missing");
+}
+
 TEST(ReceiptCanonical, AnUnknownFieldNameIsShownEscaped) {
   auto j = nlohmann::json::parse(SignedText());
   j["\x1b[2Jx"] = 1;
