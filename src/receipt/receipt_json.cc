@@ -4,6 +4,8 @@
 #include <ctime>
 #include <nlohmann/json.hpp>
 
+#include "common/printable.h"
+#include "receipt/strict_json.h"
 #include "writ/receipt.h"
 
 namespace writ {
@@ -13,6 +15,33 @@ using json = nlohmann::json;
 
 constexpr std::string_view kRungNames[] = {"transport", "received", "validated", "processed",
                                            "retained"};
+
+// The fields of the signed form (ReceiptJsonValue); any other field is refused, so that
+// nothing unsigned can be read as part of a receipt.
+constexpr std::string_view kTopFields[] = {"schema",
+                                           "rung",
+                                           "delivery",
+                                           "observer",
+                                           "issuer",
+                                           "issued_at",
+                                           "context",
+                                           "statement",
+                                           "does_not_establish",
+                                           "rule",
+                                           "step",
+                                           "observed_chunks",
+                                           "signature",
+                                           "retention",
+                                           "acknowledged_point",
+                                           "survives",
+                                           "promise_after_failure",
+                                           "evidence"};
+constexpr std::string_view kDeliveryFields[] = {"id",     "bytes",  "rule",
+                                                "digest", "chunks", "chunk_size"};
+constexpr std::string_view kContextFields[] = {
+    "operation",   "transport",        "provider",         "device",
+    "memory_type", "software_release", "completion_level", "notes"};
+constexpr std::string_view kSignatureFields[] = {"algorithm", "key_id", "public_key", "value"};
 
 json ContextToJson(const ReceiptContext& c) {
   return json{{"operation", c.operation},
@@ -64,6 +93,7 @@ class Reader {
 };
 
 Status ContextFromJson(const json& j, ReceiptContext& c) {
+  WRIT_RETURN_IF_ERROR(receipt::CheckKnownFields(j, "context.", kContextFields));
   Reader r(j, "context.");
   WRIT_RETURN_IF_ERROR(r.String("operation", c.operation));
   WRIT_RETURN_IF_ERROR(r.String("transport", c.transport));
@@ -72,17 +102,77 @@ Status ContextFromJson(const json& j, ReceiptContext& c) {
   WRIT_RETURN_IF_ERROR(r.String("memory_type", c.memory_type));
   WRIT_RETURN_IF_ERROR(r.String("software_release", c.software_release));
   WRIT_RETURN_IF_ERROR(r.String("completion_level", c.completion_level));
+  // Required even when empty: the signed form always has it, and a receipt without it
+  // would re-serialise to the signed bytes with a signed field gone.
   auto notes = j.find("notes");
-  if (notes != j.end()) {
-    if (!notes->is_array()) return Status::Malformed("context.notes: expected array");
-    for (size_t i = 0; i < notes->size(); ++i) {
-      if (!(*notes)[i].is_string()) {
-        return Status::Malformed("context.notes[" + std::to_string(i) + "]: expected string");
-      }
-      c.notes.push_back((*notes)[i].get<std::string>());
+  if (notes == j.end()) return Status::Malformed("context.notes: missing");
+  if (!notes->is_array()) return Status::Malformed("context.notes: expected array");
+  for (size_t i = 0; i < notes->size(); ++i) {
+    if (!(*notes)[i].is_string()) {
+      return Status::Malformed("context.notes[" + std::to_string(i) + "]: expected string");
     }
+    c.notes.push_back((*notes)[i].get<std::string>());
   }
   return Status::Ok();
+}
+
+Status DeliveryFromJson(const json& top, DeliveryRef& out) {
+  Reader top_reader(top, "");
+  WRIT_ASSIGN_OR_RETURN(const json* delivery, top_reader.Object("delivery"));
+  WRIT_RETURN_IF_ERROR(receipt::CheckKnownFields(*delivery, "delivery.", kDeliveryFields));
+  Reader d(*delivery, "delivery.");
+  WRIT_RETURN_IF_ERROR(d.NonEmptyString("id", out.id));
+  WRIT_RETURN_IF_ERROR(d.Unsigned("bytes", out.bytes));
+  WRIT_RETURN_IF_ERROR(d.NonEmptyString("rule", out.rule));
+  WRIT_RETURN_IF_ERROR(d.NonEmptyString("digest", out.digest));
+  WRIT_RETURN_IF_ERROR(d.Unsigned("chunks", out.chunks));
+  return d.Unsigned("chunk_size", out.chunk_size);
+}
+
+// Rung-specific fields: required on their rung, refused on any other.
+Status RungFieldsFromJson(const json& j, Receipt& r) {
+  Reader top(j, "");
+  auto only_on = [&](const char* key, ReceiptRung owner) -> Status {
+    if (top.Has(key) && r.rung != owner) {
+      return Status::Malformed(std::string(key) + ": not allowed on a " +
+                               std::string(ReceiptRungName(r.rung)) + " receipt");
+    }
+    return Status::Ok();
+  };
+  WRIT_RETURN_IF_ERROR(only_on("rule", ReceiptRung::kValidated));
+  WRIT_RETURN_IF_ERROR(only_on("step", ReceiptRung::kProcessed));
+  for (const char* key :
+       {"retention", "acknowledged_point", "survives", "promise_after_failure", "evidence"}) {
+    WRIT_RETURN_IF_ERROR(only_on(key, ReceiptRung::kRetained));
+  }
+  if (r.rung == ReceiptRung::kValidated) {
+    WRIT_RETURN_IF_ERROR(top.NonEmptyString("rule", r.rule_passed.emplace()));
+  }
+  if (r.rung == ReceiptRung::kProcessed) {
+    WRIT_RETURN_IF_ERROR(top.NonEmptyString("step", r.processing_step.emplace()));
+  }
+  if (r.rung == ReceiptRung::kRetained) {
+    RetentionPromise& p = r.retention.emplace();
+    WRIT_RETURN_IF_ERROR(top.NonEmptyString("retention", p.retention));
+    WRIT_RETURN_IF_ERROR(top.NonEmptyString("acknowledged_point", p.acknowledged_point));
+    WRIT_RETURN_IF_ERROR(top.NonEmptyString("survives", p.survives));
+    WRIT_RETURN_IF_ERROR(top.NonEmptyString("promise_after_failure", p.promise_after_failure));
+    WRIT_RETURN_IF_ERROR(top.NonEmptyString("evidence", p.evidence));
+  }
+  return Status::Ok();
+}
+
+Status SignatureFromJson(const json& j, Receipt& r) {
+  Reader top(j, "");
+  if (!top.Has("signature")) return Status::Ok();
+  WRIT_ASSIGN_OR_RETURN(const json* sig, top.Object("signature"));
+  WRIT_RETURN_IF_ERROR(receipt::CheckKnownFields(*sig, "signature.", kSignatureFields));
+  Reader s(*sig, "signature.");
+  ReceiptSignature& parsed = r.signature.emplace();
+  WRIT_RETURN_IF_ERROR(s.NonEmptyString("algorithm", parsed.algorithm));
+  WRIT_RETURN_IF_ERROR(s.NonEmptyString("key_id", parsed.key_id));
+  WRIT_RETURN_IF_ERROR(s.NonEmptyString("public_key", parsed.public_key));
+  return s.NonEmptyString("value", parsed.value);
 }
 
 }  // namespace
@@ -96,7 +186,7 @@ Result<ReceiptRung> ParseReceiptRung(std::string_view name) {
   for (size_t i = 0; i < std::size(kRungNames); ++i) {
     if (kRungNames[i] == name) return static_cast<ReceiptRung>(i);
   }
-  return Status::Malformed("unknown rung '" + std::string(name) + "'");
+  return Status::Malformed("unknown rung '" + Printable(name) + "'");
 }
 
 std::string_view SurvivesName(RetentionClass retention) {
@@ -154,9 +244,9 @@ std::string ReceiptToJson(const Receipt& r) {
 }
 
 Result<Receipt> ReceiptFromJson(std::string_view text) {
-  json j = json::parse(text, nullptr, /*allow_exceptions=*/false);
-  if (j.is_discarded()) return Status::Malformed("receipt: not valid JSON");
+  WRIT_ASSIGN_OR_RETURN(json j, receipt::ParseJsonWithoutDuplicateKeys(text, "receipt"));
   if (!j.is_object()) return Status::Malformed("receipt: expected a JSON object");
+  WRIT_RETURN_IF_ERROR(receipt::CheckKnownFields(j, "", kTopFields));
   Reader top(j, "");
   Receipt r;
   std::string schema, rung;
@@ -167,16 +257,7 @@ Result<Receipt> ReceiptFromJson(std::string_view text) {
   auto parsed_rung = ParseReceiptRung(rung);
   if (!parsed_rung.ok()) return parsed_rung.status().Annotate("rung");
   r.rung = *parsed_rung;
-
-  WRIT_ASSIGN_OR_RETURN(const json* delivery, top.Object("delivery"));
-  Reader d(*delivery, "delivery.");
-  WRIT_RETURN_IF_ERROR(d.NonEmptyString("id", r.delivery.id));
-  WRIT_RETURN_IF_ERROR(d.Unsigned("bytes", r.delivery.bytes));
-  WRIT_RETURN_IF_ERROR(d.NonEmptyString("rule", r.delivery.rule));
-  WRIT_RETURN_IF_ERROR(d.NonEmptyString("digest", r.delivery.digest));
-  WRIT_RETURN_IF_ERROR(d.Unsigned("chunks", r.delivery.chunks));
-  WRIT_RETURN_IF_ERROR(d.Unsigned("chunk_size", r.delivery.chunk_size));
-
+  WRIT_RETURN_IF_ERROR(DeliveryFromJson(j, r.delivery));
   WRIT_RETURN_IF_ERROR(top.NonEmptyString("observer", r.observer));
   WRIT_RETURN_IF_ERROR(top.NonEmptyString("issuer", r.issuer));
   WRIT_RETURN_IF_ERROR(top.NonEmptyString("issued_at", r.issued_at));
@@ -184,54 +265,10 @@ Result<Receipt> ReceiptFromJson(std::string_view text) {
   WRIT_RETURN_IF_ERROR(ContextFromJson(*context, r.context));
   WRIT_RETURN_IF_ERROR(top.NonEmptyString("statement", r.statement));
   WRIT_RETURN_IF_ERROR(top.String("does_not_establish", r.does_not_establish));
-
-  // Rung-specific fields: required on their rung, refused on any other.
-  auto only_on = [&](const char* key, ReceiptRung owner) -> Status {
-    if (top.Has(key) && r.rung != owner) {
-      return Status::Malformed(std::string(key) + ": not allowed on a " +
-                               std::string(ReceiptRungName(r.rung)) + " receipt");
-    }
-    return Status::Ok();
-  };
-  WRIT_RETURN_IF_ERROR(only_on("rule", ReceiptRung::kValidated));
-  WRIT_RETURN_IF_ERROR(only_on("step", ReceiptRung::kProcessed));
-  for (const char* key :
-       {"retention", "acknowledged_point", "survives", "promise_after_failure", "evidence"}) {
-    WRIT_RETURN_IF_ERROR(only_on(key, ReceiptRung::kRetained));
-  }
-  if (r.rung == ReceiptRung::kValidated) {
-    std::string rule;
-    WRIT_RETURN_IF_ERROR(top.NonEmptyString("rule", rule));
-    r.rule_passed = rule;
-  }
-  if (r.rung == ReceiptRung::kProcessed) {
-    std::string step;
-    WRIT_RETURN_IF_ERROR(top.NonEmptyString("step", step));
-    r.processing_step = step;
-  }
-  if (r.rung == ReceiptRung::kRetained) {
-    RetentionPromise p;
-    WRIT_RETURN_IF_ERROR(top.NonEmptyString("retention", p.retention));
-    WRIT_RETURN_IF_ERROR(top.NonEmptyString("acknowledged_point", p.acknowledged_point));
-    WRIT_RETURN_IF_ERROR(top.NonEmptyString("survives", p.survives));
-    WRIT_RETURN_IF_ERROR(top.NonEmptyString("promise_after_failure", p.promise_after_failure));
-    WRIT_RETURN_IF_ERROR(top.NonEmptyString("evidence", p.evidence));
-    r.retention = p;
-  }
-  if (top.Has("signature")) {
-    WRIT_ASSIGN_OR_RETURN(const json* sig, top.Object("signature"));
-    Reader s(*sig, "signature.");
-    ReceiptSignature parsed;
-    WRIT_RETURN_IF_ERROR(s.NonEmptyString("algorithm", parsed.algorithm));
-    WRIT_RETURN_IF_ERROR(s.NonEmptyString("key_id", parsed.key_id));
-    WRIT_RETURN_IF_ERROR(s.NonEmptyString("public_key", parsed.public_key));
-    WRIT_RETURN_IF_ERROR(s.NonEmptyString("value", parsed.value));
-    r.signature = parsed;
-  }
+  WRIT_RETURN_IF_ERROR(RungFieldsFromJson(j, r));
+  WRIT_RETURN_IF_ERROR(SignatureFromJson(j, r));
   if (top.Has("observed_chunks")) {
-    uint64_t n = 0;
-    WRIT_RETURN_IF_ERROR(top.Unsigned("observed_chunks", n));
-    r.observed_chunks = n;
+    WRIT_RETURN_IF_ERROR(top.Unsigned("observed_chunks", r.observed_chunks.emplace()));
   }
   return r;
 }

@@ -82,14 +82,20 @@ Result<std::string> SenderAuth::Check(const Signed& m, const std::vector<uint8_t
   }
   const std::string nonce_key = key_id + protocol::ToHex(m.nonce);
   std::lock_guard lock(replay_->mu);
-  // Forget nonces older than the window: their announces would be refused as stale.
-  for (auto it = replay_->seen.begin(); it != replay_->seen.end();) {
-    it = now_ms - it->second > window_ms ? replay_->seen.erase(it) : std::next(it);
-  }
-  if (!replay_->seen.emplace(nonce_key, static_cast<int64_t>(m.time_ms)).second) {
+  if (!replay_->seen.Insert(nonce_key, static_cast<int64_t>(m.time_ms) + window_ms, now_ms)) {
     return Status::Refused("auth: replayed " + what + ": nonce already used by key " + key_id);
   }
   return key_id;
+}
+
+size_t SenderAuth::remembered_nonces() const {
+  std::lock_guard lock(replay_->mu);
+  return replay_->seen.size();
+}
+
+uint64_t SenderAuth::nonces_examined() const {
+  std::lock_guard lock(replay_->mu);
+  return replay_->seen.examined();
 }
 
 }  // namespace writ::receiver

@@ -4,7 +4,6 @@
 #pragma once
 
 #include <chrono>
-#include <map>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -13,6 +12,7 @@
 
 #include "protocol/messages.h"
 #include "receipt/identity.h"
+#include "receiver/replay_set.h"
 #include "writ/status.h"
 
 namespace writ::receiver {
@@ -38,6 +38,11 @@ class SenderAuth {
 
   static constexpr std::chrono::minutes kFreshness{5};
 
+  // For tests: nonces remembered now, and remembered nonces looked at by every Admit so
+  // far (the work of forgetting expired ones).
+  size_t remembered_nonces() const;
+  uint64_t nonces_examined() const;
+
  private:
   // The authentication fields of an announce or a query (validated sizes).
   struct Signed {
@@ -50,8 +55,8 @@ class SenderAuth {
                             const std::string& what, std::chrono::system_clock::time_point now);
 
   struct ReplayCache {
-    std::mutex mu;
-    std::map<std::string, int64_t> seen;  // key id + nonce -> announce time (ms)
+    mutable std::mutex mu;
+    ReplaySet seen;  // key id + nonce, until the announce is stale
   };
   std::optional<std::set<receipt::PublicKey>> allowed_;
   std::unique_ptr<ReplayCache> replay_;

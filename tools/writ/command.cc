@@ -5,6 +5,8 @@
 #include <iostream>
 #include <vector>
 
+#include "common/printable.h"
+
 namespace writ::cli {
 namespace {
 
@@ -44,7 +46,8 @@ int ExitCodeFor(const Status& status) {
 }
 
 int ReportError(const Status& status) {
-  std::cerr << "writ: " << status.message() << '\n';
+  // The message may quote ids, paths or fields from a peer or a file: shown escaped.
+  std::cerr << "writ: " << Printable(status.message()) << '\n';
   return ExitCodeFor(status);
 }
 
@@ -53,21 +56,31 @@ Result<uint64_t> ParseSize(std::string_view text) {
   uint64_t value = 0;
   while (i < text.size() && std::isdigit(static_cast<unsigned char>(text[i]))) {
     const uint64_t digit = static_cast<uint64_t>(text[i] - '0');
-    if (value > (UINT64_MAX - digit) / 10) return Status::InvalidArgument("size too large: " + std::string(text));
+    if (value > (UINT64_MAX - digit) / 10)
+      return Status::InvalidArgument("size too large: " + std::string(text));
     value = value * 10 + digit;
     ++i;
   }
-  if (i == 0) return Status::InvalidArgument("bad size '" + std::string(text) + "': expected e.g. 4096, 64KiB, 8MiB");
+  if (i == 0)
+    return Status::InvalidArgument("bad size '" + std::string(text) +
+                                   "': expected e.g. 4096, 64KiB, 8MiB");
   std::string unit(text.substr(i));
   for (auto& c : unit) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
   int shift = 0;
-  if (unit.empty() || unit == "b") shift = 0;
-  else if (unit == "k" || unit == "kb" || unit == "kib") shift = 10;
-  else if (unit == "m" || unit == "mb" || unit == "mib") shift = 20;
-  else if (unit == "g" || unit == "gb" || unit == "gib") shift = 30;
-  else if (unit == "t" || unit == "tb" || unit == "tib") shift = 40;
-  else return Status::InvalidArgument("bad size unit in '" + std::string(text) + "'");
-  if (shift && value > (UINT64_MAX >> shift)) return Status::InvalidArgument("size too large: " + std::string(text));
+  if (unit.empty() || unit == "b")
+    shift = 0;
+  else if (unit == "k" || unit == "kb" || unit == "kib")
+    shift = 10;
+  else if (unit == "m" || unit == "mb" || unit == "mib")
+    shift = 20;
+  else if (unit == "g" || unit == "gb" || unit == "gib")
+    shift = 30;
+  else if (unit == "t" || unit == "tb" || unit == "tib")
+    shift = 40;
+  else
+    return Status::InvalidArgument("bad size unit in '" + std::string(text) + "'");
+  if (shift && value > (UINT64_MAX >> shift))
+    return Status::InvalidArgument("size too large: " + std::string(text));
   return value << shift;
 }
 

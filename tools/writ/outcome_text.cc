@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include "common/printable.h"
 #include "protocol/messages.h"
 
 namespace writ::cli {
@@ -19,15 +20,17 @@ std::string WithThousands(uint64_t value) {
 std::string OutcomeToText(const DeliveryOutcome& o) {
   std::string out;
   const DeliveryRef& d = o.delivery;
-  out += fmt::format("delivery {}: {} bytes in {} chunk(s) of {} bytes, {} {}\n", d.id,
-                     WithThousands(d.bytes), d.chunks, WithThousands(d.chunk_size), d.rule, d.digest);
+  out += fmt::format("delivery {}: {} bytes in {} chunk(s) of {} bytes, {} {}\n", Printable(d.id),
+                     WithThousands(d.bytes), d.chunks, WithThousands(d.chunk_size),
+                     Printable(d.rule), Printable(d.digest));
   const ReceiptContext& c = o.context;
   if (!c.provider.empty()) {
-    out += fmt::format("context: {} over {} (provider {}, device {}), {} memory, completion level {}\n",
-                       c.operation, c.transport, c.provider, c.device, c.memory_type,
-                       c.completion_level);
-    out += fmt::format("         {}\n", c.software_release);
-    for (const auto& note : c.notes) out += fmt::format("  note: {}\n", note);
+    out += fmt::format(
+        "context: {} over {} (provider {}, device {}), {} memory, completion level {}\n",
+        Printable(c.operation), Printable(c.transport), Printable(c.provider), Printable(c.device),
+        Printable(c.memory_type), Printable(c.completion_level));
+    out += fmt::format("         {}\n", Printable(c.software_release));
+    for (const auto& note : c.notes) out += fmt::format("  note: {}\n", Printable(note));
   }
   uint64_t ok = 0, failed = 0;
   for (const auto& wc : o.work_completions) (wc.ok ? ok : failed)++;
@@ -37,21 +40,25 @@ std::string OutcomeToText(const DeliveryOutcome& o) {
     if (wc.ok) {
       out += fmt::format("  request {:>4}  chunk {:>4}  success\n", wc.request_id, wc.chunk);
     } else {
-      out += fmt::format("  request {:>4}  chunk {:>4}  {} (provider error {}: {})\n", wc.request_id,
-                         wc.chunk, wc.status, wc.provider_errno.value_or(0), wc.provider_error);
+      out += fmt::format("  request {:>4}  chunk {:>4}  {} (provider error {}: {})\n",
+                         wc.request_id, wc.chunk, Printable(wc.status),
+                         wc.provider_errno.value_or(0), Printable(wc.provider_error));
     }
   }
   if (!o.bytes_moved) out += "no bytes moved: the receiver already held this content\n";
   out += fmt::format("receipts ({}):\n", o.receipts.size());
   for (const auto& r : o.receipts) {
-    out += fmt::format("  {:<9}  by {} at {}\n", ReceiptRungName(r.rung), r.issuer, r.issued_at);
-    out += fmt::format("             {}\n", r.statement);
+    out += fmt::format("  {:<9}  by {} at {}\n", ReceiptRungName(r.rung), Printable(r.issuer),
+                       Printable(r.issued_at));
+    out += fmt::format("             {}\n", Printable(r.statement));
     if (r.retention) {
-      out += fmt::format("             acknowledged point: {}\n", r.retention->acknowledged_point);
+      out += fmt::format("             acknowledged point: {}\n",
+                         Printable(r.retention->acknowledged_point));
       out += fmt::format("             survives: {}; after that failure: {}\n",
-                         r.retention->survives, r.retention->promise_after_failure);
+                         Printable(r.retention->survives),
+                         Printable(r.retention->promise_after_failure));
     }
-    out += fmt::format("             does not establish: {}\n", r.does_not_establish);
+    out += fmt::format("             does not establish: {}\n", Printable(r.does_not_establish));
   }
   out += fmt::format(
       "reached: {}, retention {}\n",

@@ -3,6 +3,7 @@
 #include <nlohmann/json.hpp>
 
 #include "command.h"
+#include "common/printable.h"
 #include "protocol/control_channel.h"
 #include "receipt/identity.h"
 #include "sender/request_signing.h"
@@ -61,14 +62,15 @@ int RunQuery(const QueryFlags& f) {
   if (f.json) {
     std::cout << j.dump(2) << std::endl;
   } else if (known) {
-    std::cout << f.id << ": retained (" << j.value("retention", "?") << "), " << j.value("bytes", 0)
-              << " bytes, " << j.value("rule", "?") << " " << j.value("digest", "?") << ", "
-              << j["receipts"].size() << " receipt(s)" << std::endl;
+    std::cout << Printable(f.id) << ": retained (" << Printable(j.value("retention", "?")) << "), "
+              << j.value("bytes", 0) << " bytes, " << Printable(j.value("rule", "?")) << " "
+              << Printable(j.value("digest", "?")) << ", " << j["receipts"].size() << " receipt(s)"
+              << std::endl;
   } else {
-    std::cout << f.id << ": unknown to this receiver" << std::endl;
+    std::cout << Printable(f.id) << ": unknown to this receiver" << std::endl;
   }
   if (!known) {
-    std::cerr << "writ: " << f.id << " is not held by " << f.to << std::endl;
+    std::cerr << "writ: " << Printable(f.id) << " is not held by " << Printable(f.to) << std::endl;
     return kExitNotFound;
   }
   return kExitOk;

@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "command.h"
+#include "common/printable.h"
 #include "protocol/digest.h"
 #include "protocol/messages.h"
 #include "store/durable_store.h"
@@ -59,10 +60,12 @@ int RunLs(const StoreFlags& f) {
     return kExitOk;
   }
   for (const auto& row : *rows) {
-    std::cout << row.id << "  " << row.bytes << " bytes  " << protocol::RetentionName(row.retention)
-              << "  " << protocol::RuleName(row.rule) << " " << protocol::ToHex(row.digest) << std::endl;
+    std::cout << Printable(row.id) << "  " << row.bytes << " bytes  "
+              << protocol::RetentionName(row.retention) << "  " << protocol::RuleName(row.rule)
+              << " " << protocol::ToHex(row.digest) << std::endl;
   }
-  std::cout << rows->size() << " retained deliveries in " << (*store)->dir() << std::endl;
+  std::cout << rows->size() << " retained deliveries in " << Printable((*store)->dir())
+            << std::endl;
   return kExitOk;
 }
 
@@ -123,14 +126,17 @@ int RunCheck(const StoreFlags& f) {
               << std::endl;
   } else {
     for (const auto& m : mismatched) {
-      std::cout << m["id"].get<std::string>() << ": MISMATCH: " << m["problem"].get<std::string>() << std::endl;
+      std::cout << Printable(m["id"].get<std::string>())
+                << ": MISMATCH: " << Printable(m["problem"].get<std::string>()) << std::endl;
     }
     for (const auto& name : extra) {
-      std::cout << "note: " << name.get<std::string>()
-                << " is named by no retained delivery (recovery removes it at the next start)" << std::endl;
+      std::cout << "note: " << Printable(name.get<std::string>())
+                << " is named by no retained delivery (recovery removes it at the next start)"
+                << std::endl;
     }
-    std::cout << "checked " << rows->size() << " retained deliveries in " << (*store)->dir() << ": " << ok
-              << " match their digest, " << mismatched.size() << " do not" << std::endl;
+    std::cout << "checked " << rows->size() << " retained deliveries in "
+              << Printable((*store)->dir()) << ": " << ok << " match their digest, "
+              << mismatched.size() << " do not" << std::endl;
   }
   if (!mismatched.empty()) {
     std::cerr << "writ: " << mismatched.size() << " retained deliveries do not match their digest" << std::endl;

@@ -5,6 +5,7 @@
 #include <sstream>
 
 #include "command.h"
+#include "common/printable.h"
 #include "writ/receipt.h"
 
 namespace writ::cli {
@@ -32,18 +33,21 @@ int RunVerify(const std::string& path, const std::string& key) {
   if (!text.ok()) return ReportError(text.status());
   auto receipt = ReceiptFromJson(*text);
   if (!receipt.ok()) {
-    std::cerr << "writ: invalid receipt: " << receipt.status().message() << '\n';
+    std::cerr << "writ: invalid receipt: " << Printable(receipt.status().message()) << '\n';
     return kExitValidation;
   }
   Status verified = VerifyReceipt(*receipt, key.empty() ? "" : KeyArgument(key));
   if (!verified.ok()) {
-    std::cerr << "writ: invalid receipt: " << verified.message() << '\n';
+    std::cerr << "writ: invalid receipt: " << Printable(verified.message()) << '\n';
     return kExitValidation;
   }
-  std::cout << "valid: " << ReceiptRungName(receipt->rung) << " receipt for " << receipt->delivery.id
-            << " (" << receipt->delivery.bytes << " bytes, " << receipt->delivery.rule << " "
-            << receipt->delivery.digest << "), signed by key " << receipt->signature->key_id
-            << (key.empty() ? " (the key it names; pass --key to pin the issuer)" : " (the key given)")
+  const DeliveryRef& d = receipt->delivery;
+  std::cout << "valid: " << ReceiptRungName(receipt->rung) << " receipt for " << Printable(d.id)
+            << " (" << d.bytes << " bytes, " << Printable(d.rule) << " " << Printable(d.digest)
+            << "), issued by " << Printable(receipt->issuer) << ", signed by key "
+            << Printable(receipt->signature->key_id)
+            << (key.empty() ? " (the key it names; pass --key to pin the issuer)"
+                            : " (the key given)")
             << '\n';
   return kExitOk;
 }
@@ -51,7 +55,8 @@ int RunVerify(const std::string& path, const std::string& key) {
 void RegisterVerify(CLI::App& app, CommandContext& ctx) {
   auto path = std::make_shared<std::string>();
   auto key = std::make_shared<std::string>();
-  CLI::App* cmd = app.add_subcommand("verify", "Check a receipt's signature and internal consistency");
+  CLI::App* cmd =
+      app.add_subcommand("verify", "Check a receipt's signature and internal consistency");
   cmd->add_option("RECEIPT", *path, "receipt JSON file")->required();
   cmd->add_option("--key", *key, "the issuer's public key (hex, or a file holding it)");
   cmd->callback([path, key, &ctx] { ctx.exit_code = RunVerify(*path, *key); });
