@@ -68,4 +68,23 @@ struct ReceiverCore {
   std::map<std::string, std::pair<uint32_t, uint32_t>> usage;  // sender -> (deliveries, windows)
 };
 
+// A delivery admitted: its claimed id and its place in its sender's limit of deliveries,
+// both given back when this ends, however the delivery ends.
+class DeliveryClaim {
+ public:
+  DeliveryClaim(ReceiverCore& core, std::string id, std::string sender)
+      : core_(core), id_(std::move(id)), sender_(std::move(sender)) {}
+  ~DeliveryClaim() {
+    core_.ReleaseId(id_);
+    core_.Unreserve(sender_, ReceiverCore::Usage::kDeliveries);
+  }
+  DeliveryClaim(const DeliveryClaim&) = delete;
+  DeliveryClaim& operator=(const DeliveryClaim&) = delete;
+
+ private:
+  ReceiverCore& core_;
+  std::string id_;
+  std::string sender_;
+};
+
 }  // namespace writ::receiver
