@@ -49,6 +49,9 @@ struct ReceiverOptions {
   // are taken, a new connection takes the place of the one idle longest (connected with no
   // delivery in progress), so idle connections cannot lock a sender out.
   uint32_t max_connections_per_address = 8;
+  // Connections one authenticated sender (its key) may hold at once, counted from its
+  // first signed announce on each; a connection has at most one delivery in progress.
+  uint32_t max_connections_per_sender = 16;
   // Liveness (docs/security.md, "Limits"). Every one ends what it bounds with a named
   // refusal, revokes its windows and frees its id and its thread's connection.
   // From accept to the first complete message (announce or query): a sender sends its

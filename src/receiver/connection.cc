@@ -36,7 +36,10 @@ Connection::Connection(ReceiverCore& core, protocol::ControlChannel channel)
   idle_since_ns_ = started_.time_since_epoch().count();
 }
 
-Connection::~Connection() { EndDelivery(); }
+Connection::~Connection() {
+  EndDelivery();
+  if (!counted_key_.empty()) core_.Unreserve(counted_key_, ReceiverCore::Usage::kConnections);
+}
 
 std::optional<Connection::Clock::time_point> Connection::idle_since() const {
   const int64_t ns = idle_since_ns_.load();
@@ -191,6 +194,18 @@ std::optional<protocol::Refuse> Connection::CheckSender(const protocol::Announce
   auto admitted = core_.auth.Admit(a, core_.issuer, std::chrono::system_clock::now());
   if (!admitted.ok()) {
     return protocol::Refuse{a.delivery_id, RefuseReason::kAuth, admitted.status().message()};
+  }
+  if (!admitted->empty() && *admitted != counted_key_) {
+    // The connection counts against its key's limit of connections from its first signed
+    // announce (per address, the accept loop counted it already).
+    if (!core_.Reserve(*admitted, ReceiverCore::Usage::kConnections)) {
+      return protocol::Refuse{a.delivery_id, RefuseReason::kLimit,
+                              "sender " + *admitted + " already has " +
+                                  std::to_string(core_.options.max_connections_per_sender) +
+                                  " connections open"};
+    }
+    if (!counted_key_.empty()) core_.Unreserve(counted_key_, ReceiverCore::Usage::kConnections);
+    counted_key_ = *admitted;
   }
   if (!admitted->empty()) sender_ = *admitted;  // limits count per key
   if (!core_.node->provider().checks_remote_keys()) {

@@ -77,6 +77,7 @@ class Connection {
   // lasts (shm serves at most 256 peers per endpoint: each must be removed again).
   std::optional<fabric::Peer> sender_peer_;  // over a provider that does not check keys
   std::string sender_;                       // whom the per-sender limits count against
+  std::string counted_key_;  // the sender key this connection counts against, once signed
   // Liveness: when the connection started, when its last message came, when its delivery
   // last moved (announce, grant, chunk landed, commit), since when it waits for a window.
   Clock::time_point started_;

@@ -14,6 +14,7 @@
 #include "protocol/codec.h"
 #include "protocol/control_channel.h"
 #include "protocol/socket.h"
+#include "receipt/identity.h"
 #include "writ/sender.h"
 #include "writ_harness.h"
 
@@ -183,6 +184,54 @@ TEST(Admission, IdleConnectionsCannotLockOutASender) {
   EXPECT_EQ(sent.exit_code, 0) << sent.err;
   const std::string evicted = idle.front().Next();
   EXPECT_NE(evicted.find("peer closed the connection"), std::string::npos) << evicted;
+}
+
+// An announce signed by `who` for the receiver that said hello as `receiver_id`.
+protocol::Announce SignedBy(const receipt::Identity& who, const std::string& receiver_id,
+                            const std::string& id) {
+  protocol::Announce a = AnnounceOf(id, 1 << 20);
+  a.sender_key.assign(who.public_key().begin(), who.public_key().end());
+  a.nonce = std::vector<uint8_t>(16);
+  for (size_t i = 0; i < a.nonce.size(); ++i) {
+    a.nonce[i] = static_cast<uint8_t>(id[i % id.size()] + i);
+  }
+  a.time_ms = static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::milliseconds>(
+                                        std::chrono::system_clock::now().time_since_epoch())
+                                        .count());
+  auto sig = who.Sign(protocol::AnnounceSigningBytes(a, receiver_id));
+  a.signature.assign(sig->begin(), sig->end());
+  return a;
+}
+
+TEST(Admission, OneSenderKeyCannotHoldEveryConnection) {
+  TempDir dir;
+  auto mallory = receipt::Identity::LoadOrCreate(dir.File("mallory"));
+  ASSERT_TRUE(mallory.ok()) << mallory.status().ToString();
+  auto serve =
+      Serve::Start("tcp", {"--identity", dir.File("server"), "--max-connections-per-sender", "2"});
+  ASSERT_TRUE(serve);
+  // One key from three addresses: the per-address limit does not stop it, the per-key one does.
+  std::vector<Attacker> held;
+  std::vector<std::string> answers;
+  int n = 0;
+  for (const char* source : {"127.0.0.2", "127.0.0.3", "127.0.0.4"}) {
+    protocol::Message hello;
+    auto a = Attacker::Connect(serve->address(), &hello, source);
+    if (!a) GTEST_SKIP() << "cannot connect from " << source << " here";
+    ASSERT_TRUE(IsHello(hello));
+    const std::string receiver_id = std::get<protocol::Hello>(hello).receiver_id;
+    ASSERT_TRUE(a->channel.Send(SignedBy(*mallory, receiver_id, "m-" + std::to_string(n++))).ok());
+    answers.push_back(a->Next());
+    held.push_back(std::move(*a));
+  }
+  EXPECT_EQ(answers[0], "grant");
+  EXPECT_EQ(answers[1], "grant");
+  EXPECT_NE(answers[2].find("already has 2 connections open"), std::string::npos) << answers[2];
+  // Another sender is not counted against that key.
+  WritePatternFile(dir.File("other"), 9, 1 << 20);
+  CommandRun sent = RunWrit(
+      {"send", dir.File("other"), "--to", serve->address(), "--identity", dir.File("alice")});
+  EXPECT_EQ(sent.exit_code, 0) << sent.err;
 }
 
 TEST(Admission, AFrameSentAByteAtATimeIsCutOffAtTheHandshakeTimeout) {

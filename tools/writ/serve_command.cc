@@ -33,6 +33,7 @@ struct ServeFlags {
   std::string volatile_capacity = "0";
   uint32_t max_connections = 64;
   uint32_t max_connections_per_address = 8;
+  uint32_t max_connections_per_sender = 16;
   std::string handshake_timeout = "10s";
   std::string idle_timeout = "120s";
   std::string grant_unused_timeout = "30s";
@@ -62,13 +63,15 @@ Status ApplyLiveness(const ServeFlags& flags, ReceiverOptions& options) {
   auto capacity = ParseSize(flags.volatile_capacity);
   if (!capacity.ok()) return capacity.status().Annotate("--volatile-capacity");
   options.volatile_capacity_bytes = *capacity;
-  if (flags.max_connections == 0 || flags.max_connections_per_address == 0) {
+  if (flags.max_connections == 0 || flags.max_connections_per_address == 0 ||
+      flags.max_connections_per_sender == 0) {
     return Status::InvalidArgument(
-        "--max-connections and --max-connections-per-address must "
-        "be at least 1");
+        "--max-connections, --max-connections-per-address and --max-connections-per-sender "
+        "must be at least 1");
   }
   options.max_connections = flags.max_connections;
   options.max_connections_per_address = flags.max_connections_per_address;
+  options.max_connections_per_sender = flags.max_connections_per_sender;
   const std::pair<const std::string*, std::chrono::milliseconds*> timeouts[] = {
       {&flags.handshake_timeout, &options.handshake_timeout},
       {&flags.idle_timeout, &options.idle_timeout},
@@ -82,6 +85,24 @@ Status ApplyLiveness(const ServeFlags& flags, ReceiverOptions& options) {
     *timeouts[i].second = *t;
   }
   return Status::Ok();
+}
+
+// Blocks the stop signals in every thread (the caller waits for them) and raises the
+// descriptor limit; returns the stop signals.
+sigset_t PrepareProcess() {
+  sigset_t stop_signals;
+  sigemptyset(&stop_signals);
+  sigaddset(&stop_signals, SIGTERM);
+  sigaddset(&stop_signals, SIGINT);
+  pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
+  signal(SIGPIPE, SIG_IGN);
+  // Every connection and every volatile delivery being received holds descriptors: use
+  // all the descriptors the hard limit allows, not the common soft default of 1024.
+  if (rlimit files{}; getrlimit(RLIMIT_NOFILE, &files) == 0 && files.rlim_cur < files.rlim_max) {
+    files.rlim_cur = files.rlim_max;
+    (void)setrlimit(RLIMIT_NOFILE, &files);
+  }
+  return stop_signals;
 }
 
 int RunServe(const ServeFlags& flags) {
@@ -105,20 +126,7 @@ int RunServe(const ServeFlags& flags) {
   ReceiverOptions options;
   if (Status s = ApplyLiveness(flags, options); !s.ok()) return ReportError(s);
 
-  // Block the stop signals in every thread; this one waits for them.
-  sigset_t stop_signals;
-  sigemptyset(&stop_signals);
-  sigaddset(&stop_signals, SIGTERM);
-  sigaddset(&stop_signals, SIGINT);
-  pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
-  signal(SIGPIPE, SIG_IGN);
-  // Every connection and every volatile delivery held holds a descriptor: use all the
-  // descriptors the hard limit allows, not the common soft default of 1024.
-  if (rlimit files{}; getrlimit(RLIMIT_NOFILE, &files) == 0 && files.rlim_cur < files.rlim_max) {
-    files.rlim_cur = files.rlim_max;
-    (void)setrlimit(RLIMIT_NOFILE, &files);
-  }
-
+  const sigset_t stop_signals = PrepareProcess();
   options.listen_host = host_port->first;
   options.listen_port = host_port->second;
   options.provider = flags.provider;
@@ -219,6 +227,9 @@ void RegisterServe(CLI::App& app, CommandContext& ctx) {
       ->capture_default_str();
   cmd->add_option("--max-connections-per-address", flags->max_connections_per_address,
                   "control connections from one IP address at once")
+      ->capture_default_str();
+  cmd->add_option("--max-connections-per-sender", flags->max_connections_per_sender,
+                  "control connections one signed sender (its key) may hold at once")
       ->capture_default_str();
   cmd->add_option("--handshake-timeout", flags->handshake_timeout,
                   "from connect to the sender's first message (500ms, 10s, 2m)")
