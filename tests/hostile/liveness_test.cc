@@ -282,7 +282,7 @@ TEST(Admission, AnAnnounceReservesCapacityOnlyAsWindowsAreGranted) {
       << answer;
 }
 
-TEST(Volatile, MoreDeliveriesThanTheDescriptorLimitAreAllRetained) {
+TEST(VolatileLimits, MoreDeliveriesThanTheDescriptorLimitAreAllRetained) {
   TempDir dir;
   // The serve may open at most 256 descriptors (soft and hard limit: it cannot raise it).
   auto serve =
