@@ -82,6 +82,9 @@ void Connection::Run() {
     }
     if (status.ok() && !close && delivery_) status = Advance();
     if (status.ok() && !close) status = CheckTimeouts(close);
+    if (!status.ok() && delivery_) {
+      Tell("delivery " + delivery_->announce().delivery_id + " aborted: " + status.message());
+    }
     if (!status.ok() || close) break;
   }
   EndDelivery();
@@ -138,7 +141,19 @@ Status Connection::Send(const protocol::Message& message) {
   // A sender that committed and left (e.g. --until transport) still gets its delivery
   // validated and retained; there is just nobody to tell.
   if (peer_gone_) return Status::Ok();
-  return channel_.Send(message);
+  Status sent = channel_.Send(message);
+  if (sent.ok() || sent.code() != ErrorCode::kTransport || !delivery_) return sent;
+  // The sender may have committed and closed before this receiver read the close (or
+  // even the commit): a commit still buffered counts, and then the delivery goes on.
+  for (auto m = channel_.Receive(0ms); m.ok(); m = channel_.Receive(0ms)) {
+    const auto* commit = std::get_if<protocol::Commit>(&*m);
+    if (commit != nullptr && commit->delivery_id == delivery_->announce().delivery_id) {
+      delivery_->commit_seen = true;
+    }
+  }
+  if (!delivery_->commit_seen) return sent;
+  peer_gone_ = true;
+  return Status::Ok();
 }
 
 Status Connection::Refuse(const std::string& id, RefuseReason reason, const std::string& detail) {

@@ -99,8 +99,8 @@ TEST(Liveness, CommittedAndGoneWithoutWritingIsEndedAndItsIdFreed) {
 
 TEST(Liveness, CommittedAndGoneIsStillRetainedWhenItsChunksLand) {
   TempDir dir;
-  auto serve =
-      Serve::Start("tcp", {"--identity", dir.File("server"), "--grant-unused-timeout", "5s"});
+  auto serve = Serve::StartWithStderr(
+      "tcp", {"--identity", dir.File("server"), "--grant-unused-timeout", "5s"});
   ASSERT_TRUE(serve);
   WritePatternFile(dir.File("left"), 4, 3 << 20);
   CommandRun sent = RunWrit({"send", dir.File("left"), "--to", serve->address(), "--until",
@@ -113,6 +113,10 @@ TEST(Liveness, CommittedAndGoneIsStillRetainedWhenItsChunksLand) {
     state = q.json.is_object() ? q.json.value("state", "") : "";
   }
   EXPECT_EQ(state, "retained");
+  if (state != "retained") {
+    auto why = serve->ReadLineStartingWith("writ: delivery left", 1s);
+    ADD_FAILURE() << (why.ok() ? *why : why.status().ToString());
+  }
 }
 
 TEST(Liveness, GrantedWindowNeverWrittenIsRevokedForTheNextSender) {
