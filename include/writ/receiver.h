@@ -48,7 +48,7 @@ struct ReceiverOptions {
   // Connections from one address (IP, whatever the port) at once. When all max_connections
   // are taken, a new connection takes the place of the one idle longest (connected with no
   // delivery in progress), so idle connections cannot lock a sender out.
-  uint32_t max_connections_per_address = 8;
+  uint32_t max_connections_per_address = 16;
   // Connections one authenticated sender (its key) may hold at once, counted from its
   // first signed announce on each; a connection has at most one delivery in progress.
   uint32_t max_connections_per_sender = 16;

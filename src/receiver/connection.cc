@@ -380,7 +380,7 @@ Status Connection::GrantWindows() {
                          " windows in its other deliveries";
       break;
     }
-    auto window = core_.pool->TryAcquire(inbox_->event_fd());
+    auto window = core_.pool->TryAcquire(inbox_->event_fd(), d.window_count() > 0);
     if (!window) {
       core_.Unreserve(sender_, ReceiverCore::Usage::kWindows);
       window_wait_why_ = "all " + std::to_string(core_.pool->count()) +
@@ -531,6 +531,7 @@ void Connection::EndDelivery() {
   for (auto& window : delivery_->TakeWindows()) Revoke(window);
   delivery_.reset();  // an uncommitted writer discards its bytes
   claim_.reset();     // then the id and the sender's place are free again
+  core_.pool->ForgetWaiter(inbox_->event_fd());  // no longer waits for a window
   window_wait_since_.reset();
   idle_since_ns_ = Clock::now().time_since_epoch().count();
 }

@@ -32,7 +32,7 @@ struct ServeFlags {
   uint32_t max_windows_per_sender = 16;
   std::string volatile_capacity = "0";
   uint32_t max_connections = 64;
-  uint32_t max_connections_per_address = 8;
+  uint32_t max_connections_per_address = 16;
   uint32_t max_connections_per_sender = 16;
   std::string handshake_timeout = "10s";
   std::string idle_timeout = "120s";
