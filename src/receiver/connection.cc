@@ -533,7 +533,9 @@ void Connection::EndDelivery() {
   claim_.reset();     // then the id and the sender's place are free again
   core_.pool->ForgetWaiter(inbox_->event_fd());  // no longer waits for a window
   window_wait_since_.reset();
-  idle_since_ns_ = Clock::now().time_since_epoch().count();
+  // The connection is idle from now: the idle timeout counts from the end of its delivery.
+  last_message_ = Clock::now();
+  idle_since_ns_ = last_message_->time_since_epoch().count();
 }
 
 namespace {
@@ -547,9 +549,12 @@ Connection::Clock::time_point Connection::NextDeadline() const {
   if (!delivery_) {
     return last_message_ ? *last_message_ + opt.idle_timeout : started_ + opt.handshake_timeout;
   }
-  const auto unused = last_progress_ + opt.grant_unused_timeout;
-  return window_wait_since_ ? std::min(unused, *window_wait_since_ + opt.window_wait_timeout)
-                            : unused;
+  // The same choice as CheckDeliveryTimeouts: a delivery waiting for its first window is
+  // bounded by the window wait alone.
+  if (window_wait_since_ && delivery_->window_count() == 0) {
+    return *window_wait_since_ + opt.window_wait_timeout;
+  }
+  return last_progress_ + opt.grant_unused_timeout;
 }
 
 Status Connection::CheckTimeouts(bool& close) {
