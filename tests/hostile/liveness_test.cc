@@ -8,7 +8,9 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <filesystem>
 #include <optional>
+#include <thread>
 #include <vector>
 
 #include "protocol/codec.h"
@@ -75,11 +77,19 @@ protocol::Announce AnnounceOf(const std::string& id, uint64_t bytes, uint64_t ch
 
 bool IsHello(const protocol::Message& m) { return std::holds_alternative<protocol::Hello>(m); }
 
+size_t ThreadsOf(pid_t pid) {
+  size_t n = 0;
+  const std::string tasks = "/proc/" + std::to_string(pid) + "/task";
+  for ([[maybe_unused]] const auto& e : std::filesystem::directory_iterator(tasks)) ++n;
+  return n;
+}
+
 TEST(Liveness, CommittedAndGoneWithoutWritingIsEndedAndItsIdFreed) {
   TempDir dir;
   auto serve = Serve::StartWithStderr(
       "tcp", {"--identity", dir.File("server"), "--grant-unused-timeout", "500ms"});
   ASSERT_TRUE(serve);
+  const size_t idle_threads = ThreadsOf(serve->process().pid());
   {
     auto attacker = Attacker::Connect(serve->address(), nullptr);
     ASSERT_TRUE(attacker);
@@ -90,6 +100,13 @@ TEST(Liveness, CommittedAndGoneWithoutWritingIsEndedAndItsIdFreed) {
   auto ended = serve->ReadLineStartingWith("writ: delivery orphan aborted", 10s);
   ASSERT_TRUE(ended.ok()) << "the orphaned delivery was never ended: " << ended.status().ToString();
   EXPECT_NE(ended->find("committed and closed its connection"), std::string::npos) << *ended;
+  // Its connection's thread ends with it (nothing to wait on but the thread list).
+  size_t threads = ThreadsOf(serve->process().pid());
+  for (int i = 0; i < 500 && threads > idle_threads; ++i) {
+    std::this_thread::sleep_for(10ms);
+    threads = ThreadsOf(serve->process().pid());
+  }
+  EXPECT_EQ(threads, idle_threads) << "the connection's thread outlived its delivery";
   // Its id is free again: the real sender of "orphan" delivers it.
   WritePatternFile(dir.File("orphan"), 3, 1 << 20);
   CommandRun sent =
