@@ -3,6 +3,7 @@
 // them and issues a receipt for each rung it really reached.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -44,6 +45,29 @@ struct ReceiverOptions {
   uint64_t max_delivery_bytes = 1ull << 40;  // one delivery
   uint32_t max_deliveries_per_sender = 16;   // in progress at once
   uint32_t max_windows_per_sender = 16;      // granted at once, over all its deliveries
+  // Connections from one address (IP, whatever the port) at once. When all max_connections
+  // are taken, a new connection takes the place of the one idle longest (connected with no
+  // delivery in progress), so idle connections cannot lock a sender out.
+  uint32_t max_connections_per_address = 16;
+  // Connections one authenticated sender (its key) may hold at once, counted from its
+  // first signed announce on each; a connection has at most one delivery in progress.
+  uint32_t max_connections_per_sender = 16;
+  // Liveness (docs/security.md, "Limits"). Every one ends what it bounds with a named
+  // refusal, revokes its windows and frees its id and its thread's connection.
+  // From accept to the first complete message (announce or query): a sender sends its
+  // first one right after the receiver's hello, so seconds are generous.
+  std::chrono::milliseconds handshake_timeout{10000};
+  // A connection with no delivery in progress and no complete message for this long.
+  std::chrono::milliseconds idle_timeout{120000};
+  // A delivery whose granted windows see no chunk land for this long (also the bound on a
+  // delivery whose sender committed and left before its chunks landed), or that waits this
+  // long for the commit once every chunk landed.
+  std::chrono::milliseconds grant_unused_timeout{30000};
+  // A delivery that holds no window and has waited this long for one is refused with
+  // "no window available" (the sender's default stall timeout is 60 s: this comes first).
+  std::chrono::milliseconds window_wait_timeout{20000};
+  // Told when a connection or a delivery is ended by a limit or a timeout (one line each).
+  std::function<void(const std::string&)> on_connection_event;
   // Retention. Empty data_dir: volatile only. Volatile deliveries are held in memory files
   // (memfd), or in unlinked files in scratch_dir when one is named. With data_dir,
   // process-restart and power-loss deliveries are kept there (docs/retention.md).

@@ -3,6 +3,7 @@
 #include <poll.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <nlohmann/json.hpp>
 
 #include "receipt/signing.h"
@@ -29,64 +30,99 @@ RefuseReason ReasonFor(const Status& status) {
 }  // namespace
 
 Connection::Connection(ReceiverCore& core, protocol::ControlChannel channel)
-    : core_(core), channel_(std::move(channel)) {
+    : core_(core), channel_(std::move(channel)), started_(Clock::now()) {
   // Until senders authenticate, a sender is its host.
   const std::string& peer = channel_.peer();
   sender_ = peer.substr(0, peer.rfind(':'));
+  idle_since_ns_ = started_.time_since_epoch().count();
 }
 
-Connection::~Connection() { EndDelivery(); }
+Connection::~Connection() {
+  EndDelivery();
+  if (!counted_key_.empty()) core_.Unreserve(counted_key_, ReceiverCore::Usage::kConnections);
+}
 
-void Connection::Run() {
+std::optional<Connection::Clock::time_point> Connection::idle_since() const {
+  const int64_t ns = idle_since_ns_.load();
+  if (ns == 0) return std::nullopt;
+  return Clock::time_point(Clock::duration(ns));
+}
+
+void Connection::Tell(const std::string& line) const {
+  if (core_.options.on_connection_event) core_.options.on_connection_event(line);
+}
+
+bool Connection::Start() {
   auto inbox = Inbox::Create();
-  if (!inbox.ok()) {
-    finished_ = true;
-    return;
-  }
+  if (!inbox.ok()) return false;
   inbox_ = *inbox;
   protocol::Hello hello;
   hello.provider = core_.node->provider().name();
   hello.fabric_address = core_.fabric_address;
   hello.receiver_id = core_.issuer;
-  if (!channel_.Send(hello).ok()) {
+  return channel_.Send(hello).ok();
+}
+
+void Connection::Run() {
+  if (!Start()) {
     finished_ = true;
     return;
   }
   for (;;) {
     if (peer_gone_ && !delivery_) break;
+    // Woken by a message, a notification, or the next deadline of a timeout.
+    const auto left = std::chrono::ceil<std::chrono::milliseconds>(NextDeadline() - Clock::now());
+    const int wait_ms = static_cast<int>(std::clamp<int64_t>(left.count(), 0, 500));
     pollfd fds[2] = {{peer_gone_ ? -1 : channel_.fd(), POLLIN, 0}, {inbox_->event_fd(), POLLIN, 0}};
-    const int ready = poll(fds, 2, 500);
+    const int ready = poll(fds, 2, wait_ms);
     if (ready < 0 && errno != EINTR) break;
+    bool close = false;
     Status status = ApplyNotifications();
     if (status.ok() && (fds[0].revents & (POLLIN | POLLHUP | POLLERR))) {
-      // One blocking read for the frame that woke us, then whatever is already buffered.
-      auto message = channel_.Receive(10s);
-      while (message.ok() && status.ok()) {
-        status = HandleMessage(*message);
-        if (status.ok()) message = channel_.Receive(0ms);
-      }
-      if (!message.ok() && message.status().code() == ErrorCode::kTransport && delivery_ &&
-          delivery_->commit_seen) {
-        peer_gone_ = true;  // finish the committed delivery without the sender
-      } else if (!message.ok() && message.status().code() != ErrorCode::kTimeout) {
-        if (message.status().code() == ErrorCode::kMalformed ||
-            message.status().code() == ErrorCode::kUnsupported) {
-          // Name what was wrong, then drop the connection: its stream can't be trusted.
-          (void)channel_.Send(protocol::Refuse{delivery_ ? delivery_->announce().delivery_id : "",
-                                               RefuseReason::kMalformed,
-                                               message.status().message()});
-        }
-        break;
-      }
+      status = ReadMessages(close);
     }
-    if (status.ok() && delivery_) status = Advance();
-    if (!status.ok()) break;
+    if (status.ok() && !close && delivery_) status = Advance();
+    if (status.ok() && !close) status = CheckTimeouts(close);
+    if (!status.ok() && delivery_) {
+      Tell("delivery " + delivery_->announce().delivery_id + " aborted: " + status.message());
+    }
+    if (!status.ok() || close) break;
   }
   EndDelivery();
   if (sender_peer_) (void)core_.node->RemovePeer(*sender_peer_);
   core_.pool->ForgetWaiter(inbox_->event_fd());
   channel_.Shutdown();
   finished_ = true;
+}
+
+Status Connection::ReadMessages(bool& close) {
+  // Only what has arrived: a frame sent a byte at a time never holds this thread, and its
+  // bytes are kept for the next call (the timeouts bound how long that may go on).
+  Status status;
+  auto message = channel_.Receive(0ms);
+  while (message.ok() && status.ok()) {
+    last_message_ = Clock::now();
+    status = HandleMessage(*message);
+    if (status.ok()) message = channel_.Receive(0ms);
+  }
+  if (!status.ok() || message.ok()) return status;
+  const ErrorCode code = message.status().code();
+  if (code == ErrorCode::kTimeout) return Status::Ok();
+  if (code == ErrorCode::kTransport && delivery_ && delivery_->commit_seen) {
+    peer_gone_ = true;  // finish the committed delivery without the sender
+    return Status::Ok();
+  }
+  if (code == ErrorCode::kMalformed || code == ErrorCode::kUnsupported) {
+    // Name what was wrong, then drop the connection: its stream can't be trusted.
+    (void)channel_.Send(protocol::Refuse{delivery_ ? delivery_->announce().delivery_id : "",
+                                         RefuseReason::kMalformed, message.status().message()});
+  }
+  if (delivery_) {
+    Tell("delivery " + delivery_->announce().delivery_id +
+         " aborted: " + message.status().message());
+  }
+  close = true;
+  return Status::Ok();
 }
 
 Status Connection::HandleMessage(const protocol::Message& message) {
@@ -106,7 +142,19 @@ Status Connection::Send(const protocol::Message& message) {
   // A sender that committed and left (e.g. --until transport) still gets its delivery
   // validated and retained; there is just nobody to tell.
   if (peer_gone_) return Status::Ok();
-  return channel_.Send(message);
+  Status sent = channel_.Send(message);
+  if (sent.ok() || sent.code() != ErrorCode::kTransport || !delivery_) return sent;
+  // The sender may have committed and closed before this receiver read the close (or
+  // even the commit): a commit still buffered counts, and then the delivery goes on.
+  for (auto m = channel_.Receive(0ms); m.ok(); m = channel_.Receive(0ms)) {
+    const auto* commit = std::get_if<protocol::Commit>(&*m);
+    if (commit != nullptr && commit->delivery_id == delivery_->announce().delivery_id) {
+      delivery_->commit_seen = true;
+    }
+  }
+  if (!delivery_->commit_seen) return sent;
+  peer_gone_ = true;
+  return Status::Ok();
 }
 
 Status Connection::Refuse(const std::string& id, RefuseReason reason, const std::string& detail) {
@@ -124,68 +172,13 @@ Status Connection::SendReceipt(const Receipt& receipt) {
 }
 
 Status Connection::OnAnnounce(const protocol::Announce& a) {
-  const ReceiverOptions& opt = core_.options;
   if (delivery_) {
     return Refuse(a.delivery_id, RefuseReason::kLimit,
                   "delivery " + delivery_->announce().delivery_id +
                       " is still in progress on this connection");
   }
-  auto admitted = core_.auth.Admit(a, core_.issuer, std::chrono::system_clock::now());
-  if (!admitted.ok()) {
-    return Refuse(a.delivery_id, RefuseReason::kAuth, admitted.status().message());
-  }
-  const std::string identity = *admitted;     // empty: the announce was not signed
-  if (!identity.empty()) sender_ = identity;  // limits count per key
-  if (!core_.node->provider().checks_remote_keys()) {
-    // shm never checks memory keys: any writer could scribble anywhere in this process.
-    // The kernel already limits cross-process writes to the same user; writ offers shm
-    // only to senders running as the receiver's own user, and says so.
-    // The peer of one connection does not change: looked up once (reading /proc/net/tcp
-    // took milliseconds on a host with many sockets), for its first announce.
-    if (!peer_uid_) peer_uid_ = LoopbackPeerUid(channel_.fd());
-    const Result<uid_t>& uid = *peer_uid_;
-    if (!uid.ok() || *uid != getuid()) {
-      return Refuse(a.delivery_id, RefuseReason::kAuth,
-                    "provider " + core_.node->provider().name() +
-                        " does not check memory keys, so this receiver admits only its own user "
-                        "(uid " +
-                        std::to_string(getuid()) + ") over it; the sender is " +
-                        (uid.ok() ? "uid " + std::to_string(*uid) : uid.status().message()));
-    }
-  }
-  if (core_.node->kind() == fabric::EndpointKind::kRdm && !a.sender_fabric_address.empty() &&
-      !sender_peer_) {
-    // Without it, the sender still writes (shm learns its name on first contact) but is
-    // never forgotten: after 256 senders an shm endpoint takes no new writer.
-    auto peer = core_.node->AddPeer(a.sender_fabric_address);
-    if (!peer.ok()) {
-      return Refuse(a.delivery_id, RefuseReason::kMalformed,
-                    "sender fabric address: " + peer.status().message());
-    }
-    sender_peer_ = *peer;
-  }
-  if (a.bytes > opt.max_delivery_bytes) {
-    return Refuse(a.delivery_id, RefuseReason::kOversize,
-                  "delivery of " + std::to_string(a.bytes) +
-                      " bytes exceeds this receiver's limit of " +
-                      std::to_string(opt.max_delivery_bytes) + " bytes");
-  }
-  if (a.chunk_size > core_.pool->window_bytes()) {
-    return Refuse(a.delivery_id, RefuseReason::kOversize,
-                  "chunk size " + std::to_string(a.chunk_size) +
-                      " exceeds this receiver's window of " +
-                      std::to_string(core_.pool->window_bytes()) + " bytes");
-  }
-  if (a.until == Rung::kProcessed && !opt.processing) {
-    return Refuse(a.delivery_id, RefuseReason::kUnsupported,
-                  "this receiver registers no processing step, so it never reports 'processed'");
-  }
-  if (!core_.store->Offers(a.retention)) {
-    return Refuse(a.delivery_id, RefuseReason::kRetention,
-                  std::string("this receiver does not offer ") +
-                      std::string(protocol::RetentionName(a.retention)) +
-                      " retention (without --data only volatile is offered)");
-  }
+  if (auto refusal = CheckSender(a)) return Send(*refusal);
+  if (auto refusal = CheckRequest(a)) return Send(*refusal);
   bool redelivery = false;
   auto existing = core_.store->Lookup(a.delivery_id);
   if (!existing.ok())
@@ -203,7 +196,7 @@ Status Connection::OnAnnounce(const protocol::Announce& a) {
                         std::string(protocol::RetentionName(held.retention)) + ", weaker than " +
                         std::string(protocol::RetentionName(a.retention)));
     }
-    if (!held.meta.sender.empty() && held.meta.sender == identity) {
+    if (!held.meta.sender.empty() && held.meta.sender == identity_) {
       // The same authenticated sender, the same content: the existing receipts, without
       // moving the bytes again.
       for (const auto& json : held.receipts) {
@@ -213,6 +206,88 @@ Status Connection::OnAnnounce(const protocol::Announce& a) {
     }
     redelivery = true;  // anyone else proves it holds the bytes by sending them
   }
+  return BeginDelivery(a, redelivery);
+}
+
+std::optional<protocol::Refuse> Connection::CheckSender(const protocol::Announce& a) {
+  auto admitted = core_.auth.Admit(a, core_.issuer, std::chrono::system_clock::now());
+  if (!admitted.ok()) {
+    return protocol::Refuse{a.delivery_id, RefuseReason::kAuth, admitted.status().message()};
+  }
+  if (!admitted->empty() && *admitted != counted_key_) {
+    // The connection counts against its key's limit of connections from its first signed
+    // announce (per address, the accept loop counted it already).
+    if (!core_.Reserve(*admitted, ReceiverCore::Usage::kConnections)) {
+      return protocol::Refuse{a.delivery_id, RefuseReason::kLimit,
+                              "sender " + *admitted + " already has " +
+                                  std::to_string(core_.options.max_connections_per_sender) +
+                                  " connections open"};
+    }
+    if (!counted_key_.empty()) core_.Unreserve(counted_key_, ReceiverCore::Usage::kConnections);
+    counted_key_ = *admitted;
+  }
+  identity_ = *admitted;                        // empty: the announce was not signed
+  if (!admitted->empty()) sender_ = *admitted;  // limits count per key
+  if (!core_.node->provider().checks_remote_keys()) {
+    // shm never checks memory keys: any writer could scribble anywhere in this process.
+    // The kernel already limits cross-process writes to the same user; writ offers shm
+    // only to senders running as the receiver's own user, and says so.
+    // The peer of one connection does not change: looked up once (reading /proc/net/tcp
+    // took milliseconds on a host with many sockets), for its first announce.
+    if (!peer_uid_) peer_uid_ = LoopbackPeerUid(channel_.fd());
+    const Result<uid_t>& uid = *peer_uid_;
+    if (!uid.ok() || *uid != getuid()) {
+      return protocol::Refuse{
+          a.delivery_id, RefuseReason::kAuth,
+          "provider " + core_.node->provider().name() +
+              " does not check memory keys, so this receiver admits only its own user (uid " +
+              std::to_string(getuid()) + ") over it; the sender is " +
+              (uid.ok() ? "uid " + std::to_string(*uid) : uid.status().message())};
+    }
+  }
+  if (core_.node->kind() == fabric::EndpointKind::kRdm && !a.sender_fabric_address.empty() &&
+      !sender_peer_) {
+    // Without it, the sender still writes (shm learns its name on first contact) but is
+    // never forgotten: after 256 senders an shm endpoint takes no new writer.
+    auto peer = core_.node->AddPeer(a.sender_fabric_address);
+    if (!peer.ok()) {
+      return protocol::Refuse{a.delivery_id, RefuseReason::kMalformed,
+                              "sender fabric address: " + peer.status().message()};
+    }
+    sender_peer_ = *peer;
+  }
+  return std::nullopt;
+}
+
+std::optional<protocol::Refuse> Connection::CheckRequest(const protocol::Announce& a) const {
+  const ReceiverOptions& opt = core_.options;
+  if (a.bytes > opt.max_delivery_bytes) {
+    return protocol::Refuse{a.delivery_id, RefuseReason::kOversize,
+                            "delivery of " + std::to_string(a.bytes) +
+                                " bytes exceeds this receiver's limit of " +
+                                std::to_string(opt.max_delivery_bytes) + " bytes"};
+  }
+  if (a.chunk_size > core_.pool->window_bytes()) {
+    return protocol::Refuse{a.delivery_id, RefuseReason::kOversize,
+                            "chunk size " + std::to_string(a.chunk_size) +
+                                " exceeds this receiver's window of " +
+                                std::to_string(core_.pool->window_bytes()) + " bytes"};
+  }
+  if (a.until == Rung::kProcessed && !opt.processing) {
+    return protocol::Refuse{
+        a.delivery_id, RefuseReason::kUnsupported,
+        "this receiver registers no processing step, so it never reports 'processed'"};
+  }
+  if (!core_.store->Offers(a.retention)) {
+    return protocol::Refuse{a.delivery_id, RefuseReason::kRetention,
+                            std::string("this receiver does not offer ") +
+                                std::string(protocol::RetentionName(a.retention)) +
+                                " retention (without --data only volatile is offered)"};
+  }
+  return std::nullopt;
+}
+
+Status Connection::BeginDelivery(const protocol::Announce& a, bool redelivery) {
   if (!core_.ClaimId(a.delivery_id)) {
     return Refuse(a.delivery_id, RefuseReason::kConflictingId,
                   "delivery " + a.delivery_id + " is in progress on another connection");
@@ -221,10 +296,12 @@ Status Connection::OnAnnounce(const protocol::Announce& a) {
     core_.ReleaseId(a.delivery_id);
     return Refuse(a.delivery_id, RefuseReason::kLimit,
                   "sender " + sender_ + " already has " +
-                      std::to_string(opt.max_deliveries_per_sender) + " deliveries in progress");
+                      std::to_string(core_.options.max_deliveries_per_sender) +
+                      " deliveries in progress");
   }
+  auto claim = std::make_unique<DeliveryClaim>(core_, a.delivery_id, sender_);
   auto digester = protocol::Digester::Create(a.rule);
-  store::DeliveryMeta meta{a.delivery_id, a.bytes, a.chunk_size, a.rule, a.digest, identity};
+  store::DeliveryMeta meta{a.delivery_id, a.bytes, a.chunk_size, a.rule, a.digest, identity_};
   Result<std::unique_ptr<store::PayloadWriter>> writer = digester.status();
   if (digester.ok() && redelivery) {
     writer = std::unique_ptr<store::PayloadWriter>(
@@ -233,14 +310,16 @@ Status Connection::OnAnnounce(const protocol::Announce& a) {
     writer = core_.store->Begin(meta, a.retention);
   }
   if (!writer.ok()) {
-    core_.ReleaseId(a.delivery_id);
-    core_.Unreserve(sender_, ReceiverCore::Usage::kDeliveries);
     return Refuse(a.delivery_id, ReasonFor(writer.status()), writer.status().message());
   }
   delivery_ =
       std::make_unique<InboundDelivery>(a, std::move(digester).value(), std::move(writer).value());
   delivery_->redelivery = redelivery;
+  claim_ = std::move(claim);
   receipts_.clear();
+  idle_since_ns_ = 0;
+  last_progress_ = Clock::now();
+  window_wait_since_.reset();
   return Status::Ok();
 }
 
@@ -250,6 +329,7 @@ Status Connection::OnCommit(const protocol::Commit& c) {
                   "commit for " + c.delivery_id + ", which is not in progress on this connection");
   }
   delivery_->commit_seen = true;
+  last_progress_ = Clock::now();
   return Status::Ok();
 }
 
@@ -285,6 +365,7 @@ Status Connection::ApplyNotifications() {
   notifications_.clear();
   inbox_->Drain(notifications_);
   if (!delivery_) return Status::Ok();  // late notifications of an ended delivery
+  if (!notifications_.empty()) last_progress_ = Clock::now();
   for (uint32_t value : notifications_) {
     Status s = delivery_->OnNotification(static_cast<uint16_t>(value >> 16),
                                          static_cast<uint16_t>(value & 0xFFFF));
@@ -309,61 +390,82 @@ void Connection::Revoke(LiveWindow& window) {
 // Grants windows while the delivery needs them and the pool and limits allow.
 Status Connection::GrantWindows() {
   InboundDelivery& d = *delivery_;
-  const std::string id = d.announce().delivery_id;  // a copy: EndDelivery() frees the announce
   while (d.NeedsWindow(core_.options.windows_per_delivery)) {
-    if (!core_.Reserve(sender_, ReceiverCore::Usage::kWindows))
-      break;  // its other deliveries hold them
-    auto window = core_.pool->TryAcquire(inbox_->event_fd());
+    if (!core_.Reserve(sender_, ReceiverCore::Usage::kWindows)) {
+      window_wait_why_ = "sender " + sender_ + " holds its limit of " +
+                         std::to_string(core_.options.max_windows_per_sender) +
+                         " windows in its other deliveries";
+      break;
+    }
+    auto window = core_.pool->TryAcquire(inbox_->event_fd(), d.window_count() > 0);
     if (!window) {
       core_.Unreserve(sender_, ReceiverCore::Usage::kWindows);
+      window_wait_why_ = "all " + std::to_string(core_.pool->count()) +
+                         " windows of this receiver are granted to deliveries in progress";
       break;  // woken through the inbox when one is released
     }
     auto tag = core_.router.Bind(inbox_);
     if (!tag) {
       core_.pool->Release(window->index, 0);
       core_.Unreserve(sender_, ReceiverCore::Usage::kWindows);
+      window_wait_why_ = "no notification tag is free";
       break;
     }
-    LiveWindow live;
-    live.tag = *tag;
-    live.pool_index = window->index;
-    live.first_chunk = d.next_grant_chunk();
-    live.chunk_count = d.ChunksForWindow(core_.pool->window_bytes());
-    live.length = d.BytesForChunks(live.first_chunk, live.chunk_count);
-    // Where the store can take the bytes in place (memory-backed volatile retention), the
-    // window is the store's own memory and consuming it copies nothing; the pool's window
-    // then only counts against the limit of windows in flight.
-    auto placement = d.writer().Placement(live.first_chunk * d.announce().chunk_size, live.length);
+    WRIT_RETURN_IF_ERROR(GrantOne(*window, *tag));
+    if (!delivery_) return Status::Ok();
+  }
+  // The window wait runs while the delivery holds none; a grant ends it.
+  if (d.window_count() > 0 || !d.NeedsWindow(core_.options.windows_per_delivery)) {
+    window_wait_since_.reset();
+  } else if (!window_wait_since_) {
+    window_wait_since_ = Clock::now();
+  }
+  return Status::Ok();
+}
+
+// One window (pool window `window`, notification tag `tag`) registered and granted.
+Status Connection::GrantOne(const WindowPool::Window& window, uint16_t tag) {
+  InboundDelivery& d = *delivery_;
+  const std::string id = d.announce().delivery_id;  // a copy: EndDelivery() frees the announce
+  LiveWindow live;
+  live.tag = tag;
+  live.pool_index = window.index;
+  live.first_chunk = d.next_grant_chunk();
+  live.chunk_count = d.ChunksForWindow(core_.pool->window_bytes());
+  live.length = d.BytesForChunks(live.first_chunk, live.chunk_count);
+  // Where the store can take the bytes in place (memory-backed volatile retention), the
+  // window is the store's own memory and consuming it copies nothing; the pool's window
+  // then only counts against the limit of windows in flight. Either way the store's
+  // capacity for these bytes is taken now, as the window is granted, not at the announce.
+  auto placement = d.writer().Placement(live.first_chunk * d.announce().chunk_size, live.length);
+  Result<fabric::MemoryRegion> region = placement.status();
+  if (placement.ok()) {
+    live.data = *placement != nullptr ? *placement : window.data;
+    region = core_.node->Register(live.data, live.length, fabric::Access::kRemoteWrite);
+  }
+  if (!region.ok()) {
+    core_.router.Unbind(live.tag);
+    core_.pool->Release(live.pool_index, 0);
+    core_.Unreserve(sender_, ReceiverCore::Usage::kWindows);
+    EndDelivery();
     if (!placement.ok()) {
-      core_.router.Unbind(live.tag);
-      core_.pool->Release(live.pool_index, 0);
-      core_.Unreserve(sender_, ReceiverCore::Usage::kWindows);
-      EndDelivery();
       return Refuse(id, ReasonFor(placement.status()),
                     "storing delivery " + id + " failed: " + placement.status().message());
     }
-    live.data = *placement != nullptr ? *placement : window->data;
-    auto region = core_.node->Register(live.data, live.length, fabric::Access::kRemoteWrite);
-    if (!region.ok()) {
-      core_.router.Unbind(live.tag);
-      core_.pool->Release(live.pool_index, 0);
-      core_.Unreserve(sender_, ReceiverCore::Usage::kWindows);
-      EndDelivery();
-      return Refuse(id, RefuseReason::kInternal, region.status().message());
-    }
-    live.region = std::move(region).value();
-    protocol::Grant grant{id,
-                          live.tag,
-                          live.region.descriptor().base,
-                          live.region.descriptor().key,
-                          live.length,
-                          live.first_chunk,
-                          live.chunk_count};
-    d.AddWindow(std::move(live));
-    WRIT_RETURN_IF_ERROR(Send(grant));
-    if (core_.progress != nullptr) core_.progress->Wake();
+    return Refuse(id, RefuseReason::kInternal, region.status().message());
   }
-
+  live.region = std::move(region).value();
+  protocol::Grant grant{id,
+                        live.tag,
+                        live.region.descriptor().base,
+                        live.region.descriptor().key,
+                        live.length,
+                        live.first_chunk,
+                        live.chunk_count};
+  d.AddWindow(std::move(live));
+  last_progress_ = Clock::now();
+  WRIT_RETURN_IF_ERROR(Send(grant));
+  if (core_.progress != nullptr) core_.progress->Wake();
   return Status::Ok();
 }
 
@@ -467,9 +569,77 @@ Status Connection::AnswerFromStore(const protocol::Announce& a) {
 void Connection::EndDelivery() {
   if (!delivery_) return;
   for (auto& window : delivery_->TakeWindows()) Revoke(window);
-  core_.ReleaseId(delivery_->announce().delivery_id);
-  core_.Unreserve(sender_, ReceiverCore::Usage::kDeliveries);
   delivery_.reset();  // an uncommitted writer discards its bytes
+  claim_.reset();     // then the id and the sender's place are free again
+  core_.pool->ForgetWaiter(inbox_->event_fd());  // no longer waits for a window
+  window_wait_since_.reset();
+  // The connection is idle from now: the idle timeout counts from the end of its delivery.
+  last_message_ = Clock::now();
+  idle_since_ns_ = last_message_->time_since_epoch().count();
 }
 
+namespace {
+
+std::string Ms(std::chrono::milliseconds t) { return std::to_string(t.count()) + " ms"; }
+
+}  // namespace
+
+Connection::Clock::time_point Connection::NextDeadline() const {
+  const ReceiverOptions& opt = core_.options;
+  if (!delivery_) {
+    return last_message_ ? *last_message_ + opt.idle_timeout : started_ + opt.handshake_timeout;
+  }
+  // The same choice as CheckDeliveryTimeouts: a delivery waiting for its first window is
+  // bounded by the window wait alone.
+  if (window_wait_since_ && delivery_->window_count() == 0) {
+    return *window_wait_since_ + opt.window_wait_timeout;
+  }
+  return last_progress_ + opt.grant_unused_timeout;
+}
+
+Status Connection::CheckTimeouts(bool& close) {
+  const ReceiverOptions& opt = core_.options;
+  const auto now = Clock::now();
+  if (delivery_) return CheckDeliveryTimeouts(now);
+  std::string why;
+  if (!last_message_ && now - started_ >= opt.handshake_timeout) {
+    why = "no announce or query within the handshake timeout of " + Ms(opt.handshake_timeout);
+  } else if (last_message_ && now - *last_message_ >= opt.idle_timeout) {
+    why = "idle (no delivery in progress, no message) for the idle timeout of " +
+          Ms(opt.idle_timeout);
+  }
+  if (why.empty()) return Status::Ok();
+  close = true;
+  Tell("connection from " + channel_.peer() + " closed: " + why);
+  return Refuse("", RefuseReason::kLimit, "connection closed: " + why);
+}
+
+// A delivery ends when its granted windows stay unused, when it waits too long for a
+// window, or when every chunk landed and the commit does not come.
+Status Connection::CheckDeliveryTimeouts(Clock::time_point now) {
+  const ReceiverOptions& opt = core_.options;
+  const InboundDelivery& d = *delivery_;
+  const std::string id = d.announce().delivery_id;
+  std::string why;
+  if (window_wait_since_ && d.window_count() == 0) {
+    if (now - *window_wait_since_ >= opt.window_wait_timeout) {
+      why = "no window available for " + Ms(opt.window_wait_timeout) +
+            " (the window wait "
+            "timeout): " +
+            window_wait_why_ + "; try again later";
+    }
+  } else if (now - last_progress_ >= opt.grant_unused_timeout) {
+    why = d.window_count() > 0 ? "its granted window(s) saw no chunk land for " +
+                                     Ms(opt.grant_unused_timeout) + " (the grant-unused timeout)"
+                               : "every chunk landed but no commit came within " +
+                                     Ms(opt.grant_unused_timeout) + " (the grant-unused timeout)";
+    if (peer_gone_) why += "; the sender had committed and closed its connection";
+  }
+  if (why.empty()) return Status::Ok();
+  Tell("delivery " + id + " aborted: " + why);
+  // Told before the windows are revoked, so the sender reads why before a write fails.
+  Status told = Refuse(id, RefuseReason::kLimit, "delivery " + id + " aborted: " + why);
+  EndDelivery();
+  return told;
+}
 }  // namespace writ::receiver

@@ -5,6 +5,7 @@
 #include <sys/types.h>
 
 #include <atomic>
+#include <chrono>
 #include <memory>
 #include <optional>
 
@@ -17,24 +18,43 @@ namespace writ::receiver {
 
 class Connection {
  public:
+  using Clock = std::chrono::steady_clock;
+
   Connection(ReceiverCore& core, protocol::ControlChannel channel);
   ~Connection();
 
   void Run();
   void Shutdown() { channel_.Shutdown(); }
   bool finished() const { return finished_.load(); }
+  // Since when this connection has had no delivery in progress (the accept loop makes room
+  // by closing the connection idle longest); nullopt while a delivery is in progress.
+  std::optional<Clock::time_point> idle_since() const;
 
  private:
+  // Sends the hello; false when the connection cannot start.
+  bool Start();
+  // Reads every complete message that arrived; `close` when the connection must end.
+  Status ReadMessages(bool& close);
   Status HandleMessage(const protocol::Message& message);
   Status OnAnnounce(const protocol::Announce& announce);
+  // Admission, in order: who the sender is, then what it asks for. A refusal when refused.
+  std::optional<protocol::Refuse> CheckSender(const protocol::Announce& a);
+  std::optional<protocol::Refuse> CheckRequest(const protocol::Announce& a) const;
+  // Claims the id and a place in the sender's limit, and opens the store's writer.
+  Status BeginDelivery(const protocol::Announce& a, bool redelivery);
   Status OnCommit(const protocol::Commit& commit);
   Status OnQuery(const protocol::Query& query);
   Status ApplyNotifications();
   // Grants windows, consumes chunks, and finishes the delivery when it can.
   Status Advance();
   Status GrantWindows();
+  Status GrantOne(const WindowPool::Window& window, uint16_t tag);
   Status Finish();
   Status AnswerFromStore(const protocol::Announce& announce);
+  // The handshake, idle, grant-unused and window-wait timeouts (ReceiverOptions).
+  Status CheckTimeouts(bool& close);
+  Status CheckDeliveryTimeouts(Clock::time_point now);
+  Clock::time_point NextDeadline() const;
   Status Send(const protocol::Message& message);
   Status Refuse(const std::string& id, protocol::RefuseReason reason, const std::string& detail);
   // Signs with the receiver's identity; the canonical JSON that is sent and stored.
@@ -42,21 +62,32 @@ class Connection {
   Status SendReceipt(const Receipt& receipt);
   void Revoke(LiveWindow& window);
   void EndDelivery();
+  void Tell(const std::string& line) const;
 
   ReceiverCore& core_;
   protocol::ControlChannel channel_;
   std::shared_ptr<Inbox> inbox_;
   std::unique_ptr<InboundDelivery> delivery_;
-  std::vector<std::string> receipts_;  // issued for the current delivery, JSON
+  std::unique_ptr<DeliveryClaim> claim_;  // the id and limit delivery_ holds
+  std::vector<std::string> receipts_;     // issued for the current delivery, JSON
   std::vector<uint32_t> notifications_;
   std::atomic<bool> finished_{false};
-  bool peer_gone_ = false;
+  bool peer_gone_ = false;  // the sender closed after committing
   std::optional<Result<uid_t>> peer_uid_;
   // RDM: the sender's endpoint, in this receiver's address vector while the connection
   // lasts (shm serves at most 256 peers per endpoint: each must be removed again).
   std::optional<fabric::Peer> sender_peer_;  // over a provider that does not check keys
-  std::string
-      sender_;  // whom the per-sender limits count against  // the sender closed after committing
+  std::string sender_;                       // whom the per-sender limits count against
+  std::string counted_key_;  // the sender key this connection counts against, once signed
+  std::string identity_;     // the key id of the announce being admitted; empty if unsigned
+  // Liveness: when the connection started, when its last message came, when its delivery
+  // last moved (announce, grant, chunk landed, commit), since when it waits for a window.
+  Clock::time_point started_;
+  std::optional<Clock::time_point> last_message_;
+  Clock::time_point last_progress_;
+  std::optional<Clock::time_point> window_wait_since_;
+  std::string window_wait_why_;            // what the last grant attempt found missing
+  std::atomic<int64_t> idle_since_ns_{0};  // 0 while a delivery is in progress
 };
 
 }  // namespace writ::receiver

@@ -48,6 +48,7 @@ class InboundDelivery {
   uint32_t ChunksForWindow(uint64_t window_bytes) const;
   uint64_t BytesForChunks(uint64_t first_chunk, uint32_t count) const;
   uint64_t next_grant_chunk() const { return next_grant_chunk_; }
+  size_t window_count() const { return windows_.size(); }  // granted, not yet consumed
 
   // A notification value for one of this delivery's windows. Duplicates are
   // ignored; a chunk index outside its window is an error naming it.

@@ -51,6 +51,11 @@ class ReceiverImpl : public Receiver {
 
  private:
   void AcceptLoop();
+  void ReapFinished();
+  // Runs `channel` on its own thread, or refuses it naming the limit (under conns_mu_).
+  void Admit(protocol::ControlChannel channel);
+  // Closes the connection idle longest to make room; false when every one is busy.
+  bool EvictIdlest();
   void OnRecord(const fabric::WorkCompletion& record);
 
   receiver::ReceiverCore core_;
@@ -63,6 +68,8 @@ class ReceiverImpl : public Receiver {
   struct Running {
     std::unique_ptr<receiver::Connection> connection;
     std::thread thread;
+    std::string address;   // the peer's host: the per-address limit counts it
+    bool evicted = false;  // closed to make room, its thread still ending
   };
   std::list<Running> conns_;
   bool stopped_ = false;
@@ -170,32 +177,78 @@ void ReceiverImpl::OnRecord(const fabric::WorkCompletion& record) {
 void ReceiverImpl::AcceptLoop() {
   while (!stopping_.load()) {
     auto channel = listener_->Accept(200ms);
-    {
-      // Reap connections that ended.
-      std::lock_guard lock(conns_mu_);
-      for (auto it = conns_.begin(); it != conns_.end();) {
-        if (it->connection->finished()) {
-          it->thread.join();
-          it = conns_.erase(it);
-        } else {
-          ++it;
-        }
-      }
-    }
+    ReapFinished();
     if (!channel.ok()) continue;
     std::lock_guard lock(conns_mu_);
     if (stopping_.load()) break;
-    if (conns_.size() >= core_.options.max_connections) {
-      (void)channel->Send(protocol::Refuse{
-          "", protocol::RefuseReason::kLimit,
-          "too many connections (limit " + std::to_string(core_.options.max_connections) + ")"});
-      continue;
-    }
-    conns_.push_back(
-        Running{std::make_unique<receiver::Connection>(core_, std::move(channel).value()), {}});
-    receiver::Connection* connection = conns_.back().connection.get();
-    conns_.back().thread = std::thread([connection] { connection->Run(); });
+    Admit(std::move(channel).value());
   }
+}
+
+void ReceiverImpl::ReapFinished() {
+  std::lock_guard lock(conns_mu_);
+  for (auto it = conns_.begin(); it != conns_.end();) {
+    if (it->connection->finished()) {
+      it->thread.join();
+      it = conns_.erase(it);
+    } else {
+      ++it;
+    }
+  }
+}
+
+void ReceiverImpl::Admit(protocol::ControlChannel channel) {
+  const ReceiverOptions& opt = core_.options;
+  const std::string& peer = channel.peer();
+  std::string address = peer.substr(0, peer.rfind(':'));
+  size_t live = 0;
+  size_t from_address = 0;
+  for (const Running& r : conns_) {
+    if (r.evicted) continue;
+    ++live;
+    if (r.address == address) ++from_address;
+  }
+  std::string refusal;
+  if (from_address >= opt.max_connections_per_address) {
+    refusal = "too many connections from " + address + " (limit " +
+              std::to_string(opt.max_connections_per_address) + " per address)";
+  } else if (live >= opt.max_connections && !EvictIdlest()) {
+    refusal = "too many connections (limit " + std::to_string(opt.max_connections) +
+              ", every one with a delivery in progress)";
+  }
+  if (!refusal.empty()) {
+    if (opt.on_connection_event)
+      opt.on_connection_event("connection from " + peer + " refused: " + refusal);
+    channel.set_send_timeout(1000ms);  // a refused peer does not hold the accept loop
+    (void)channel.Send(protocol::Refuse{"", protocol::RefuseReason::kLimit, refusal});
+    return;
+  }
+  conns_.push_back(Running{
+      std::make_unique<receiver::Connection>(core_, std::move(channel)), {}, std::move(address)});
+  receiver::Connection* connection = conns_.back().connection.get();
+  conns_.back().thread = std::thread([connection] { connection->Run(); });
+}
+
+bool ReceiverImpl::EvictIdlest() {
+  Running* idlest = nullptr;
+  std::optional<receiver::Connection::Clock::time_point> since;
+  for (Running& r : conns_) {
+    if (r.evicted) continue;
+    const auto idle = r.connection->idle_since();
+    if (idle && (!since || *idle < *since)) {
+      since = idle;
+      idlest = &r;
+    }
+  }
+  if (idlest == nullptr) return false;
+  idlest->evicted = true;
+  idlest->connection->Shutdown();  // its thread sees the close and ends
+  if (core_.options.on_connection_event) {
+    core_.options.on_connection_event(
+        "connection from " + idlest->address +
+        " closed: idle (no delivery in progress), to make room for a new connection");
+  }
+  return true;
 }
 
 Status ReceiverImpl::Stop() {

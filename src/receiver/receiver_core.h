@@ -1,6 +1,7 @@
 // What every connection of one receiver shares.
 #pragma once
 
+#include <array>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -43,14 +44,22 @@ struct ReceiverCore {
   }
 
   // Per-sender usage against the configured limits.
-  enum class Usage { kDeliveries, kWindows };
+  enum class Usage { kDeliveries, kWindows, kConnections };
+  uint32_t LimitOf(Usage what) const {
+    switch (what) {
+      case Usage::kDeliveries: return options.max_deliveries_per_sender;
+      case Usage::kWindows: return options.max_windows_per_sender;
+      case Usage::kConnections: return options.max_connections_per_sender;
+    }
+    return 0;
+  }
   bool Reserve(const std::string& sender, Usage what) {
     std::lock_guard lock(ids_mu);
-    auto& [deliveries, windows] = usage[sender];
-    uint32_t& count = what == Usage::kDeliveries ? deliveries : windows;
-    const uint32_t limit = what == Usage::kDeliveries ? options.max_deliveries_per_sender
-                                                      : options.max_windows_per_sender;
-    if (count >= limit) return false;
+    uint32_t& count = usage[sender][static_cast<size_t>(what)];
+    if (count >= LimitOf(what)) {
+      if (usage[sender] == std::array<uint32_t, 3>{}) usage.erase(sender);
+      return false;
+    }
     ++count;
     return true;
   }
@@ -58,14 +67,33 @@ struct ReceiverCore {
     std::lock_guard lock(ids_mu);
     auto it = usage.find(sender);
     if (it == usage.end()) return;
-    uint32_t& count = what == Usage::kDeliveries ? it->second.first : it->second.second;
+    uint32_t& count = it->second[static_cast<size_t>(what)];
     if (count > 0) --count;
-    if (it->second.first == 0 && it->second.second == 0) usage.erase(it);
+    if (it->second == std::array<uint32_t, 3>{}) usage.erase(it);
   }
 
   std::mutex ids_mu;
   std::set<std::string> active_ids;
-  std::map<std::string, std::pair<uint32_t, uint32_t>> usage;  // sender -> (deliveries, windows)
+  std::map<std::string, std::array<uint32_t, 3>> usage;  // sender -> count per Usage
+};
+
+// A delivery admitted: its claimed id and its place in its sender's limit of deliveries,
+// both given back when this ends, however the delivery ends.
+class DeliveryClaim {
+ public:
+  DeliveryClaim(ReceiverCore& core, std::string id, std::string sender)
+      : core_(core), id_(std::move(id)), sender_(std::move(sender)) {}
+  ~DeliveryClaim() {
+    core_.ReleaseId(id_);
+    core_.Unreserve(sender_, ReceiverCore::Usage::kDeliveries);
+  }
+  DeliveryClaim(const DeliveryClaim&) = delete;
+  DeliveryClaim& operator=(const DeliveryClaim&) = delete;
+
+ private:
+  ReceiverCore& core_;
+  std::string id_;
+  std::string sender_;
 };
 
 }  // namespace writ::receiver

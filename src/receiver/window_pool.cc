@@ -35,12 +35,16 @@ WindowPool::WindowPool(uint8_t* base, uint64_t mapped, uint64_t window_bytes, si
 
 WindowPool::~WindowPool() { munmap(base_, mapped_); }
 
-std::optional<WindowPool::Window> WindowPool::TryAcquire(int waiter_eventfd) {
+std::optional<WindowPool::Window> WindowPool::TryAcquire(int waiter_eventfd, bool holds_windows) {
   std::lock_guard lock(mu_);
-  if (free_.empty()) {
-    waiters_.insert(waiter_eventfd);
+  const bool yields = holds_windows && std::any_of(waiters_.begin(), waiters_.end(), [&](auto& w) {
+                        return w.first != waiter_eventfd && w.second;
+                      });
+  if (free_.empty() || yields) {
+    waiters_[waiter_eventfd] = !holds_windows;
     return std::nullopt;
   }
+  waiters_.erase(waiter_eventfd);
   const uint32_t index = free_.back();
   free_.pop_back();
   return Window{index, data(index)};
@@ -48,11 +52,11 @@ std::optional<WindowPool::Window> WindowPool::TryAcquire(int waiter_eventfd) {
 
 void WindowPool::Release(uint32_t index, uint64_t exposed_bytes) {
   std::memset(data(index), 0, std::min(exposed_bytes, window_bytes_));
-  std::set<int> wake;
+  std::vector<int> wake;
   {
     std::lock_guard lock(mu_);
     free_.push_back(index);
-    wake.swap(waiters_);
+    for (const auto& [fd, starving] : waiters_) wake.push_back(fd);
   }
   const uint64_t one = 1;
   for (int fd : wake) (void)!write(fd, &one, sizeof one);

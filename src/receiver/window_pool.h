@@ -7,10 +7,10 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <optional>
-#include <set>
 #include <vector>
 
 #include "writ/status.h"
@@ -29,8 +29,12 @@ class WindowPool {
   WindowPool(const WindowPool&) = delete;
   WindowPool& operator=(const WindowPool&) = delete;
 
-  // A free window, or nothing; then `waiter_eventfd` is signalled at the next release.
-  std::optional<Window> TryAcquire(int waiter_eventfd);
+  // A free window, or nothing; then `waiter_eventfd` is signalled at every release until
+  // it acquires one or is forgotten. Fair to deliveries that hold none: while one of them
+  // waits, a caller that `holds_windows` already gets nothing, so a large delivery that
+  // re-grants as it consumes cannot keep the pool from a waiting one (which would then be
+  // refused "no window available" at its window-wait timeout).
+  std::optional<Window> TryAcquire(int waiter_eventfd, bool holds_windows = false);
   // Zeroes the first `exposed_bytes` of the window (what was registered for a sender to
   // write), then makes it free again. The caller has revoked the registration.
   void Release(uint32_t index, uint64_t exposed_bytes);
@@ -49,7 +53,7 @@ class WindowPool {
   size_t total_;
   std::mutex mu_;
   std::vector<uint32_t> free_;
-  std::set<int> waiters_;
+  std::map<int, bool> waiters_;  // eventfd -> it holds no window (it goes first)
 };
 
 }  // namespace writ::receiver

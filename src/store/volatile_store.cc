@@ -7,6 +7,7 @@
 #include <cerrno>
 #include <chrono>
 #include <cstdio>
+#include <cstring>
 
 namespace writ::store {
 
@@ -23,7 +24,7 @@ class VolatileWriter : public PayloadWriter {
     // Closed, never handed back to the reserve: its pages hold what a sender wrote, and a
     // sender may notify chunks without writing them. The reserve refills with new memory.
     for (int fd : extents_) (void)store_.env_->Close(fd);
-    store_.Release(meta_.bytes);
+    store_.Release(taken_);
   }
 
   Status Write(uint64_t offset, std::span<const uint8_t> bytes) override {
@@ -60,11 +61,13 @@ class VolatileWriter : public PayloadWriter {
   // its range first, so a store out of memory refuses the window instead of a page fault
   // failing later.
   Result<uint8_t*> Placement(uint64_t offset, uint64_t length) override {
-    // Small deliveries are copied: four syscalls of mapping cost more than copying them.
-    if (!store_.dir_.empty() || meta_.bytes < kPlacementMinBytes) return nullptr;
     if (offset > meta_.bytes || length > meta_.bytes - offset) {
       return Status::InvalidArgument("volatile store: placement past the delivery's end");
     }
+    // The capacity for the window is taken now, placed or copied.
+    WRIT_RETURN_IF_ERROR(AllocateThrough(offset + length));
+    // Small deliveries are copied: four syscalls of mapping cost more than copying them.
+    if (!store_.dir_.empty() || meta_.bytes < kPlacementMinBytes) return nullptr;
     if (map_ == nullptr) {
       auto range = store_.env_->ReserveAddresses(MappedBytes());
       if (!range.ok())
@@ -72,7 +75,6 @@ class VolatileWriter : public PayloadWriter {
       map_ = *range;
       for (size_t i = 0; i < extents_.size(); ++i) WRIT_RETURN_IF_ERROR(MapExtent(i));
     }
-    WRIT_RETURN_IF_ERROR(AllocateThrough(offset + length));
     // Mapped in bulk now rather than faulted in page by page as the transport writes;
     // extents moved in from the reserve are mapped already.
     const uint64_t e = store_.extent_bytes_;
@@ -93,9 +95,21 @@ class VolatileWriter : public PayloadWriter {
     entry.delivery.meta = meta_;
     entry.delivery.retention = RetentionClass::kVolatile;
     entry.delivery.receipts = receipts;
-    entry.extents = extents_;
-    WRIT_RETURN_IF_ERROR(store_.Insert(std::move(entry)));
-    committed_ = true;  // the store owns the extents now
+    for (size_t i = 0; i < extents_.size() && entry.extents.size() == i; ++i) {
+      auto mapped = store_.env_->MapShared(extents_[i], ExtentLength(i));
+      if (mapped.ok()) entry.extents.push_back(*mapped);
+    }
+    Status inserted = entry.extents.size() == extents_.size()
+                          ? store_.Insert(entry)
+                          : Status::Io("volatile store: cannot map the memory of " + meta_.id);
+    if (!inserted.ok()) {
+      for (size_t i = 0; i < entry.extents.size(); ++i) {
+        (void)store_.env_->Unmap(entry.extents[i], ExtentLength(i));
+      }
+      return inserted;
+    }
+    for (int fd : extents_) (void)store_.env_->Close(fd);  // the mappings keep the memory
+    committed_ = true;                                     // the store owns the extents now
     RetentionEvidence ev;
     ev.retention = RetentionClass::kVolatile;
     ev.acknowledged_point =
@@ -154,6 +168,8 @@ class VolatileWriter : public PayloadWriter {
     while (extents_.size() * store_.extent_bytes_ < end) {
       const size_t i = extents_.size();
       const uint64_t length = ExtentLength(i);
+      WRIT_RETURN_IF_ERROR(store_.Take(length, meta_.id));
+      taken_ += length;
       VolatileStore::ReadyExtent ready;
       if (length == store_.extent_bytes_) ready = store_.TakeReady();
       int fd = ready.fd;
@@ -193,6 +209,7 @@ class VolatileWriter : public PayloadWriter {
   uint8_t* map_ = nullptr;  // all extents side by side, once a placement was asked for
   uint64_t placed_ = 0;     // bytes the transport placed directly
   uint64_t warm_ = 0;       // extents taken from the reserve
+  uint64_t taken_ = 0;      // of the store's capacity, for the extents allocated so far
 };
 
 Result<std::unique_ptr<VolatileStore>> VolatileStore::Open(std::string scratch_dir,
@@ -245,7 +262,9 @@ VolatileStore::~VolatileStore() {
     (void)env_->Close(r.fd);
   }
   for (auto& [id, entry] : entries_) {
-    for (int fd : entry.extents) (void)env_->Close(fd);
+    for (size_t i = 0; i < entry.extents.size(); ++i) {
+      (void)env_->Unmap(entry.extents[i], ExtentLength(entry.delivery.meta.bytes, i));
+    }
   }
 }
 
@@ -327,6 +346,18 @@ void VolatileStore::WriterDone() {
   reserve_cv_.notify_all();
 }
 
+Status VolatileStore::Take(uint64_t bytes, const std::string& id) {
+  std::lock_guard lock(mu_);
+  if (bytes > capacity_ - reserved_) {
+    return Status::Refused("space: delivery " + id + " needs " + std::to_string(bytes) +
+                           " more bytes but the volatile store's capacity of " +
+                           std::to_string(capacity_) + " bytes has " +
+                           std::to_string(capacity_ - reserved_) + " free");
+  }
+  reserved_ += bytes;
+  return Status::Ok();
+}
+
 void VolatileStore::Release(uint64_t bytes) {
   std::lock_guard lock(mu_);
   reserved_ -= bytes;
@@ -355,12 +386,13 @@ Result<std::unique_ptr<PayloadWriter>> VolatileStore::Begin(const DeliveryMeta& 
   }
   {
     std::lock_guard lock(mu_);
-    if (meta.bytes > capacity_ - reserved_) {
+    // Only a delivery that could never fit is refused here: capacity is taken as its
+    // windows are granted, so an announce that is never written holds none.
+    if (meta.bytes > capacity_) {
       return Status::Refused("space: delivery of " + std::to_string(meta.bytes) +
-                             " bytes exceeds the volatile store's free capacity of " +
-                             std::to_string(capacity_ - reserved_) + " bytes");
+                             " bytes exceeds the volatile store's capacity of " +
+                             std::to_string(capacity_) + " bytes");
     }
-    reserved_ += meta.bytes;
     ++writers_;
   }
   return std::unique_ptr<PayloadWriter>(new VolatileWriter(*this, meta));
@@ -375,16 +407,27 @@ Status VolatileStore::AppendReceipt(const std::string& id, const std::string& re
 }
 
 Status VolatileStore::Read(const std::string& id, uint64_t offset, std::span<uint8_t> out) {
-  std::vector<int> extents;
+  std::vector<uint8_t*> extents;
   uint64_t bytes = 0;
   {
     std::lock_guard lock(mu_);
     auto it = entries_.find(id);
     if (it == entries_.end()) return Status::NotFound("no retained delivery " + id);
-    extents = it->second.extents;
+    extents = it->second.extents;  // retained entries are never removed while the store lives
     bytes = it->second.delivery.meta.bytes;
   }
-  return ReadExtents(extents, id, bytes, offset, out);
+  if (offset > bytes || out.size() > bytes - offset) {
+    return Status::InvalidArgument("read past the end of delivery " + id);
+  }
+  while (!out.empty()) {
+    const size_t i = static_cast<size_t>(offset / extent_bytes_);
+    const uint64_t within = offset - i * extent_bytes_;
+    const size_t n = static_cast<size_t>(std::min<uint64_t>(out.size(), extent_bytes_ - within));
+    std::memcpy(out.data(), extents[i] + within, n);
+    out = out.subspan(n);
+    offset += n;
+  }
+  return Status::Ok();
 }
 
 Status VolatileStore::ReadExtents(const std::vector<int>& extents, const std::string& id,

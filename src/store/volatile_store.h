@@ -13,6 +13,7 @@
 // of the capacity.
 #pragma once
 
+#include <algorithm>
 #include <condition_variable>
 #include <functional>
 #include <map>
@@ -58,10 +59,18 @@ class VolatileStore : public Store {
 
  private:
   friend class VolatileWriter;
+  // A retained delivery holds no file descriptor: each extent's file stays alive through
+  // a shared mapping of it (a receiver holding many deliveries must not run out of fds).
   struct Entry {
     RetainedDelivery delivery;
-    std::vector<int> extents;
+    std::vector<uint8_t*> extents;  // extent i mapped, ExtentLength(bytes, i) bytes
   };
+  uint64_t ExtentLength(uint64_t bytes, size_t i) const {
+    return std::min(extent_bytes_, bytes - i * extent_bytes_);
+  }
+  // Capacity is taken an extent at a time, as a delivery's windows are granted (not for the
+  // whole announced size at once); Refused (space) when `bytes` more do not fit.
+  Status Take(uint64_t bytes, const std::string& id);
   VolatileStore(std::string dir, uint64_t capacity, Env* env)
       : dir_(std::move(dir)), capacity_(capacity), env_(env) {}
   uint64_t extent_bytes_ = 64ull << 20;

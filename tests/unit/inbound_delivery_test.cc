@@ -156,6 +156,28 @@ TEST(WindowPool, HandsOutEachWindowOnceAndWakesWaiters) {
   EXPECT_FALSE(WindowPool::Create(4096, 8192).ok());
 }
 
+TEST(WindowPool, ADeliveryHoldingNoWindowGoesBeforeOneThatHoldsSome) {
+  auto pool = WindowPool::Create(2 * 4096, 4096);
+  ASSERT_TRUE(pool.ok());
+  auto big = Inbox::Create();
+  auto waiting = Inbox::Create();
+  ASSERT_TRUE(big.ok() && waiting.ok());
+  const int big_fd = (*big)->event_fd();
+  const int waiting_fd = (*waiting)->event_fd();
+  auto first = (*pool)->TryAcquire(big_fd, false);
+  auto second = (*pool)->TryAcquire(big_fd, true);
+  ASSERT_TRUE(first && second);
+  EXPECT_FALSE((*pool)->TryAcquire(waiting_fd, false).has_value());
+  // The big delivery consumes a window and at once asks again: the one that holds none
+  // and waits gets it.
+  (*pool)->Release(first->index, 0);
+  EXPECT_FALSE((*pool)->TryAcquire(big_fd, true).has_value());
+  EXPECT_TRUE((*pool)->TryAcquire(waiting_fd, false).has_value());
+  // With nobody starving, a holder gets a free window again.
+  (*pool)->Release(second->index, 0);
+  EXPECT_TRUE((*pool)->TryAcquire(big_fd, true).has_value());
+}
+
 TEST(NotificationRouter, RoutesByTagAndCountsStrays) {
   NotificationRouter router;
   auto inbox = Inbox::Create();

@@ -2,6 +2,7 @@
 #include <signal.h>
 #include <sys/resource.h>
 
+#include <chrono>
 #include <iostream>
 #include <memory>
 #include <mutex>
@@ -29,7 +30,80 @@ struct ServeFlags {
   std::string max_delivery = "1TiB";
   uint32_t max_deliveries_per_sender = 16;
   uint32_t max_windows_per_sender = 16;
+  std::string volatile_capacity = "0";
+  uint32_t max_connections = 64;
+  uint32_t max_connections_per_address = 16;
+  uint32_t max_connections_per_sender = 16;
+  std::string handshake_timeout = "10s";
+  std::string idle_timeout = "120s";
+  std::string grant_unused_timeout = "30s";
+  std::string window_wait_timeout = "20s";
 };
+
+// "250ms", "10s", "2m"; a bare number is seconds.
+Result<std::chrono::milliseconds> ParseDuration(std::string_view text) {
+  size_t digits = 0;
+  while (digits < text.size() && text[digits] >= '0' && text[digits] <= '9') ++digits;
+  const std::string_view unit = text.substr(digits);
+  uint64_t per = 0;
+  if (unit == "ms") per = 1;
+  if (unit == "s" || unit.empty()) per = 1000;
+  if (unit == "m") per = 60000;
+  if (digits == 0 || digits > 9 || per == 0) {
+    return Status::InvalidArgument("expected a duration such as 500ms, 10s or 2m, got '" +
+                                   std::string(text) + "'");
+  }
+  const uint64_t n = std::stoull(std::string(text.substr(0, digits)));
+  if (n == 0) return Status::InvalidArgument("a timeout must be longer than 0");
+  return std::chrono::milliseconds(n * per);
+}
+
+// The connection limits and timeouts of `flags` into `options`.
+Status ApplyLiveness(const ServeFlags& flags, ReceiverOptions& options) {
+  auto capacity = ParseSize(flags.volatile_capacity);
+  if (!capacity.ok()) return capacity.status().Annotate("--volatile-capacity");
+  options.volatile_capacity_bytes = *capacity;
+  if (flags.max_connections == 0 || flags.max_connections_per_address == 0 ||
+      flags.max_connections_per_sender == 0) {
+    return Status::InvalidArgument(
+        "--max-connections, --max-connections-per-address and --max-connections-per-sender "
+        "must be at least 1");
+  }
+  options.max_connections = flags.max_connections;
+  options.max_connections_per_address = flags.max_connections_per_address;
+  options.max_connections_per_sender = flags.max_connections_per_sender;
+  const std::pair<const std::string*, std::chrono::milliseconds*> timeouts[] = {
+      {&flags.handshake_timeout, &options.handshake_timeout},
+      {&flags.idle_timeout, &options.idle_timeout},
+      {&flags.grant_unused_timeout, &options.grant_unused_timeout},
+      {&flags.window_wait_timeout, &options.window_wait_timeout}};
+  const char* names[] = {"--handshake-timeout", "--idle-timeout", "--grant-unused-timeout",
+                         "--window-wait-timeout"};
+  for (size_t i = 0; i < std::size(timeouts); ++i) {
+    auto t = ParseDuration(*timeouts[i].first);
+    if (!t.ok()) return t.status().Annotate(names[i]);
+    *timeouts[i].second = *t;
+  }
+  return Status::Ok();
+}
+
+// Blocks the stop signals in every thread (the caller waits for them) and raises the
+// descriptor limit; returns the stop signals.
+sigset_t PrepareProcess() {
+  sigset_t stop_signals;
+  sigemptyset(&stop_signals);
+  sigaddset(&stop_signals, SIGTERM);
+  sigaddset(&stop_signals, SIGINT);
+  pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
+  signal(SIGPIPE, SIG_IGN);
+  // Every connection and every volatile delivery being received holds descriptors: use
+  // all the descriptors the hard limit allows, not the common soft default of 1024.
+  if (rlimit files{}; getrlimit(RLIMIT_NOFILE, &files) == 0 && files.rlim_cur < files.rlim_max) {
+    files.rlim_cur = files.rlim_max;
+    (void)setrlimit(RLIMIT_NOFILE, &files);
+  }
+  return stop_signals;
+}
 
 int RunServe(const ServeFlags& flags) {
   auto host_port = protocol::ParseHostPort(flags.listen);
@@ -49,22 +123,10 @@ int RunServe(const ServeFlags& flags) {
   }
   auto max_delivery = ParseSize(flags.max_delivery);
   if (!max_delivery.ok()) return ReportError(max_delivery.status().Annotate("--max-delivery"));
-
-  // Block the stop signals in every thread; this one waits for them.
-  sigset_t stop_signals;
-  sigemptyset(&stop_signals);
-  sigaddset(&stop_signals, SIGTERM);
-  sigaddset(&stop_signals, SIGINT);
-  pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
-  signal(SIGPIPE, SIG_IGN);
-  // Every connection and every volatile delivery held holds a descriptor: use all the
-  // descriptors the hard limit allows, not the common soft default of 1024.
-  if (rlimit files{}; getrlimit(RLIMIT_NOFILE, &files) == 0 && files.rlim_cur < files.rlim_max) {
-    files.rlim_cur = files.rlim_max;
-    (void)setrlimit(RLIMIT_NOFILE, &files);
-  }
-
   ReceiverOptions options;
+  if (Status s = ApplyLiveness(flags, options); !s.ok()) return ReportError(s);
+
+  const sigset_t stop_signals = PrepareProcess();
   options.listen_host = host_port->first;
   options.listen_port = host_port->second;
   options.provider = flags.provider;
@@ -81,6 +143,7 @@ int RunServe(const ServeFlags& flags) {
     std::lock_guard lock(*log_mu);
     std::cerr << "writ: " << line << std::endl;
   };
+  options.on_connection_event = options.on_store_event;  // limits and timeouts that hit
   options.identity_dir = flags.identity;
   options.allow_file = flags.allow;
   options.max_message_bytes = static_cast<uint32_t>(*max_message);
@@ -154,6 +217,32 @@ void RegisterServe(CLI::App& app, CommandContext& ctx) {
       ->capture_default_str();
   cmd->add_option("--max-windows-per-sender", flags->max_windows_per_sender,
                   "windows one sender may hold at once")
+      ->capture_default_str();
+  cmd->add_option("--volatile-capacity", flags->volatile_capacity,
+                  "bytes all volatile deliveries may hold together; 0: half the host's memory "
+                  "(64GiB with --scratch)")
+      ->capture_default_str();
+  cmd->add_option("--max-connections", flags->max_connections,
+                  "control connections at once (when full, the one idle longest makes room)")
+      ->capture_default_str();
+  cmd->add_option("--max-connections-per-address", flags->max_connections_per_address,
+                  "control connections from one IP address at once")
+      ->capture_default_str();
+  cmd->add_option("--max-connections-per-sender", flags->max_connections_per_sender,
+                  "control connections one signed sender (its key) may hold at once")
+      ->capture_default_str();
+  cmd->add_option("--handshake-timeout", flags->handshake_timeout,
+                  "from connect to the sender's first message (500ms, 10s, 2m)")
+      ->capture_default_str();
+  cmd->add_option("--idle-timeout", flags->idle_timeout,
+                  "a connection with no delivery in progress and no message is closed after it")
+      ->capture_default_str();
+  cmd->add_option("--grant-unused-timeout", flags->grant_unused_timeout,
+                  "a delivery whose granted windows see no chunk land for this long is aborted "
+                  "(also bounds a delivery whose sender committed and left)")
+      ->capture_default_str();
+  cmd->add_option("--window-wait-timeout", flags->window_wait_timeout,
+                  "a delivery that waits this long for a window is refused: no window available")
       ->capture_default_str();
   cmd->callback([flags, &ctx] { ctx.exit_code = RunServe(*flags); });
 }
