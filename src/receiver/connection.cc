@@ -184,7 +184,7 @@ Status Connection::OnAnnounce(const protocol::Announce& a) {
                       std::string(protocol::RetentionName(a.retention)) +
                       " retention (without --data only volatile is offered)");
   }
-  auto existing = core_.store->Lookup(a.delivery_id);
+  auto existing = core_.store->LookupVerified(a.delivery_id);
   if (!existing.ok())
     return Refuse(a.delivery_id, RefuseReason::kInternal, existing.status().message());
   if (existing->has_value()) {
@@ -244,7 +244,7 @@ Status Connection::OnCommit(const protocol::Commit& c) {
 
 Status Connection::OnQuery(const protocol::Query& q) {
   using json = nlohmann::json;
-  auto held = core_.store->Lookup(q.delivery_id);
+  auto held = core_.store->LookupVerified(q.delivery_id);
   json answer{{"id", q.delivery_id}};
   if (!held.ok() || !held->has_value()) {
     answer["state"] = "unknown";

@@ -22,6 +22,7 @@ struct ServeFlags {
   std::string scratch;
   std::string volatile_reserve = "0";
   std::string verify_on_start = "unsynced";  // with --data: what recovery re-hashes
+  std::string scrub_rate = "16MiB";          // with --data: the background scrub, per second
   std::string test_store_faults;             // tests only
   std::string identity;
   std::string allow;
@@ -42,6 +43,9 @@ int RunServe(const ServeFlags& flags) {
 
   auto reserve = ParseSize(flags.volatile_reserve);
   if (!reserve.ok()) return ReportError(reserve.status().Annotate("--volatile-reserve"));
+
+  auto scrub_rate = ParseSize(flags.scrub_rate);
+  if (!scrub_rate.ok()) return ReportError(scrub_rate.status().Annotate("--scrub-rate"));
 
   auto max_message = ParseSize(flags.max_message);
   if (!max_message.ok() || *max_message > UINT32_MAX || *max_message < 4096) {
@@ -74,6 +78,7 @@ int RunServe(const ServeFlags& flags) {
   options.scratch_dir = flags.scratch;
   options.volatile_reserve_bytes = *reserve;
   options.verify_on_start = flags.verify_on_start;
+  options.scrub_bytes_per_second = *scrub_rate;
   options.test_store_faults = flags.test_store_faults;
   // Recovery's findings and sync failures, one stderr line each (from any connection thread).
   auto log_mu = std::make_shared<std::mutex>();
@@ -139,6 +144,10 @@ void RegisterServe(CLI::App& app, CommandContext& ctx) {
                   "with --data: which retained payloads recovery re-hashes at start: all, unsynced "
                   "(process-restart ones, which a power cut may tear) or none (size only)")
       ->check(CLI::IsMember({"all", "unsynced", "none"}))
+      ->capture_default_str();
+  cmd->add_option("--scrub-rate", flags->scrub_rate,
+                  "with --data: bytes per second the background scrub re-hashes retained payloads "
+                  "at (quarantining any that fail); 0: no scrub")
       ->capture_default_str();
   // Tests only (tests/faults): fail chosen file-system calls of the durable store.
   cmd->add_option("--test-store-faults", flags->test_store_faults,
