@@ -268,10 +268,10 @@ TEST(DataDirectory, StoreCheckComparesEveryRowWithItsSignedReceipts) {
 TEST(DataDirectory, StoreCatNeverReadsOutsideTheDataDirectory) {
   TempDir tmp;
   const std::string data = tmp.File("data");
-  ASSERT_NO_FATAL_FAILURE(OneRetained(tmp, data, "cat-1", "power-loss", 64));
+  ASSERT_NO_FATAL_FAILURE(OneRetained(tmp, data, "cat-1", "power-loss", 16));
   {
     std::ofstream secret(tmp.File("secret"));
-    secret << "SECRET-OUTSIDE-THE-DATA-DIRECTORY";
+    for (int i = 0; i < 100; ++i) secret << "SECRET-OUTSIDE-THE-DATA-DIRECTORY\n";
   }
   const std::string payload = OnlyPayload(data);
   // A payload replaced by a symbolic link to a file outside.
