@@ -32,6 +32,16 @@ struct ServeFlags {
   uint32_t max_windows_per_sender = 16;
 };
 
+// The --data related options: what recovery re-hashes, the scrub, test faults.
+Status StoreOptions(const ServeFlags& flags, ReceiverOptions& options) {
+  auto scrub_rate = ParseSize(flags.scrub_rate);
+  if (!scrub_rate.ok()) return scrub_rate.status().Annotate("--scrub-rate");
+  options.verify_on_start = flags.verify_on_start;
+  options.scrub_bytes_per_second = *scrub_rate;
+  options.test_store_faults = flags.test_store_faults;
+  return Status::Ok();
+}
+
 int RunServe(const ServeFlags& flags) {
   auto host_port = protocol::ParseHostPort(flags.listen);
   if (!host_port.ok())
@@ -43,9 +53,6 @@ int RunServe(const ServeFlags& flags) {
 
   auto reserve = ParseSize(flags.volatile_reserve);
   if (!reserve.ok()) return ReportError(reserve.status().Annotate("--volatile-reserve"));
-
-  auto scrub_rate = ParseSize(flags.scrub_rate);
-  if (!scrub_rate.ok()) return ReportError(scrub_rate.status().Annotate("--scrub-rate"));
 
   auto max_message = ParseSize(flags.max_message);
   if (!max_message.ok() || *max_message > UINT32_MAX || *max_message < 4096) {
@@ -77,9 +84,8 @@ int RunServe(const ServeFlags& flags) {
   options.window_bytes = std::min(*window, *pool);
   options.scratch_dir = flags.scratch;
   options.volatile_reserve_bytes = *reserve;
-  options.verify_on_start = flags.verify_on_start;
-  options.scrub_bytes_per_second = *scrub_rate;
-  options.test_store_faults = flags.test_store_faults;
+  Status store_flags = StoreOptions(flags, options);
+  if (!store_flags.ok()) return ReportError(store_flags);
   // Recovery's findings and sync failures, one stderr line each (from any connection thread).
   auto log_mu = std::make_shared<std::mutex>();
   options.on_store_event = [log_mu](const std::string& line) {

@@ -185,9 +185,11 @@ int RunCheck(const StoreFlags& f) {
                 << std::endl;
     }
     for (const auto& name : extra) {
-      std::cout << "note: " << name.get<std::string>()
-                << " is named by no retained delivery (recovery removes it at the next start)"
-                << std::endl;
+      std::cout
+          << "note: " << name.get<std::string>()
+          << " is named by no retained delivery (the next start removes it if it is a .tmp, never "
+             "committed, and quarantines it otherwise)"
+          << std::endl;
     }
     std::cout << "checked " << rows->size() << " retained deliveries in " << (*store)->dir() << ": "
               << ok << " match their digest and their signed receipts, " << mismatched.size()
