@@ -379,7 +379,8 @@ Result<std::unique_ptr<DurableStore>> DurableStore::Open(const std::string& dir,
   RecoveryReport local;
   WRIT_RETURN_IF_ERROR(store->Recover(report ? report : &local));
   if (store->options_.scrub_bytes_per_second > 0) {
-    store->scrubber_ = std::make_unique<Scrubber>(*store, store->options_.scrub_bytes_per_second);
+    WRIT_ASSIGN_OR_RETURN(store->scrubber_,
+                          Scrubber::Start(*store, store->options_.scrub_bytes_per_second));
   }
   return store;
 }

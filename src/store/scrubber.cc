@@ -1,6 +1,7 @@
 #include "store/scrubber.h"
 
 #include <chrono>
+#include <system_error>
 
 #include "store/durable_store.h"
 
@@ -8,10 +9,18 @@ namespace writ::store {
 
 using Clock = std::chrono::steady_clock;
 
-Scrubber::Scrubber(DurableStore& store, uint64_t bytes_per_second)
-    : store_(store), rate_(bytes_per_second), thread_([this] { Run(); }) {}
+Result<std::unique_ptr<Scrubber>> Scrubber::Start(DurableStore& store, uint64_t bytes_per_second) {
+  auto scrubber = std::unique_ptr<Scrubber>(new Scrubber(store, bytes_per_second));
+  try {
+    scrubber->thread_ = std::thread([s = scrubber.get()] { s->Run(); });
+  } catch (const std::system_error& e) {  // e.g. EAGAIN: no thread to be had
+    return Status::Internal(std::string("cannot start the store scrub's thread: ") + e.what());
+  }
+  return scrubber;
+}
 
 Scrubber::~Scrubber() {
+  if (!thread_.joinable()) return;
   {
     std::lock_guard lock(mu_);
     stop_ = true;

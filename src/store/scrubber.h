@@ -9,8 +9,11 @@
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
+#include <memory>
 #include <mutex>
 #include <thread>
+
+#include "writ/status.h"
 
 namespace writ::store {
 
@@ -18,14 +21,16 @@ class DurableStore;
 
 class Scrubber {
  public:
-  // Starts the scrub thread; `bytes_per_second` > 0.
-  Scrubber(DurableStore& store, uint64_t bytes_per_second);
+  // Starts the scrub thread; `bytes_per_second` > 0. An error when no thread can be made.
+  static Result<std::unique_ptr<Scrubber>> Start(DurableStore& store, uint64_t bytes_per_second);
   // Stops the thread (a re-hash in progress ends at its next block).
   ~Scrubber();
   Scrubber(const Scrubber&) = delete;
   Scrubber& operator=(const Scrubber&) = delete;
 
  private:
+  Scrubber(DurableStore& store, uint64_t bytes_per_second)
+      : store_(store), rate_(bytes_per_second) {}
   void Run();
   // One pass over every retained delivery; false when stopped.
   bool Pass();
