@@ -83,6 +83,9 @@ struct ReceiverOptions {
   // Which retained payloads the start-up recovery re-hashes: "all", "unsynced" (the
   // process-restart ones, which a power cut may have torn) or "none" (presence and size).
   std::string verify_on_start = "unsynced";
+  // With data_dir: the background scrub's rate, bytes per second (re-hashes every retained
+  // payload in turn and quarantines what fails); 0: no scrub.
+  uint64_t scrub_bytes_per_second = 0;
   // Told what the data directory's recovery found (one line each) and about sync failures.
   std::function<void(const std::string&)> on_store_event;
   // Tests only: fail chosen file-system calls of the durable store (src/store/fault_env.h).

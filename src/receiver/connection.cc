@@ -180,7 +180,7 @@ Status Connection::OnAnnounce(const protocol::Announce& a) {
   if (auto refusal = CheckSender(a)) return Send(*refusal);
   if (auto refusal = CheckRequest(a)) return Send(*refusal);
   bool redelivery = false;
-  auto existing = core_.store->Lookup(a.delivery_id);
+  auto existing = core_.store->LookupVerified(a.delivery_id);
   if (!existing.ok())
     return Refuse(a.delivery_id, RefuseReason::kInternal, existing.status().message());
   if (existing->has_value()) {
@@ -339,7 +339,7 @@ Status Connection::OnQuery(const protocol::Query& q) {
   if (!admitted.ok()) {
     return Refuse(q.delivery_id, RefuseReason::kAuth, admitted.status().message());
   }
-  auto held = core_.store->Lookup(q.delivery_id);
+  auto held = core_.store->LookupVerified(q.delivery_id);
   json answer{{"id", q.delivery_id}};
   if (!held.ok() || !held->has_value()) {
     answer["state"] = "unknown";
@@ -549,7 +549,7 @@ Status Connection::Finish() {
 // A re-delivery validated: the store retains these very bytes (same id, size, rule and
 // digest) already, so its retention receipts are the answer; nothing is stored twice.
 Status Connection::AnswerFromStore(const protocol::Announce& a) {
-  auto held = core_.store->Lookup(a.delivery_id);
+  auto held = core_.store->LookupVerified(a.delivery_id);
   EndDelivery();
   if (!held.ok() || !held->has_value() || (*held)->meta.digest != a.digest) {
     return Refuse(a.delivery_id, RefuseReason::kRetention,

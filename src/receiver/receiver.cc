@@ -80,6 +80,7 @@ Result<std::unique_ptr<store::Store>> OpenDurableStore(const ReceiverOptions& op
   store::DurableOptions dopt;
   WRIT_ASSIGN_OR_RETURN(dopt.verify, store::ParseVerifyOnStart(opt.verify_on_start));
   dopt.log = opt.on_store_event;
+  dopt.scrub_bytes_per_second = opt.scrub_bytes_per_second;
   store::FaultInjectionEnv* faults = nullptr;
   if (!opt.test_store_faults.empty()) {
     auto env = store::FaultInjectionEnv::Parse(opt.test_store_faults, store::Env::Default());
@@ -90,7 +91,14 @@ Result<std::unique_ptr<store::Store>> OpenDurableStore(const ReceiverOptions& op
   }
   store::RecoveryReport report;
   auto durable = store::DurableStore::Open(opt.data_dir, dopt, &report);
-  if (!durable.ok()) return durable.status().Annotate("data directory " + opt.data_dir);
+  if (!durable.ok()) {
+    // Whatever stops the data directory from opening (missing, damaged, unreadable, locked
+    // by another process) means the retention it offers cannot be reached: exit 6.
+    const Status& s = durable.status();
+    if (s.code() == ErrorCode::kInvalidArgument)
+      return s.Annotate("data directory " + opt.data_dir);
+    return Status::Retention("data directory " + opt.data_dir + ": " + s.message());
+  }
   if (opt.on_store_event) {
     for (const auto& line : report.Lines()) opt.on_store_event(line);
   }

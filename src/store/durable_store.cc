@@ -9,6 +9,8 @@
 #include "common/io_buffer.h"
 #include "protocol/digest.h"
 #include "protocol/messages.h"
+#include "store/quarantine.h"
+#include "store/scrubber.h"
 
 namespace writ::store {
 namespace {
@@ -74,13 +76,17 @@ std::vector<std::string> RecoveryReport::Lines() const {
       "store recovery: " + std::to_string(retained) + " retained, " + std::to_string(verified) +
       " re-hashed, " + std::to_string(corrupt.size()) + " corrupt dropped, " +
       std::to_string(orphans_removed) + " orphans removed, " + std::to_string(unreceipted.size()) +
-      " unreceipted dropped (data " + data_dir + ", filesystem " + filesystem +
+      " unreceipted dropped, " + std::to_string(quarantined.size()) +
+      " payloads quarantined (data " + data_dir + ", filesystem " + filesystem +
       ", verify-on-start " + std::string(VerifyOnStartName(verify)) +
       (previous_sync_failure ? ", a sync had failed before: everything re-hashed" : "") + ")");
   for (const auto& c : corrupt) lines.push_back("store recovery: dropped corrupt delivery " + c);
   for (const auto& u : unreceipted) {
     lines.push_back("store recovery: dropped " + u +
                     ": committed but its retained receipt was never recorded, so never issued");
+  }
+  for (const auto& q : quarantined) {
+    lines.push_back("store recovery: quarantined " + q);
   }
   return lines;
 }
@@ -334,7 +340,17 @@ DurableStore::DurableStore(std::string dir, DurableOptions options)
   env_ = options_.env ? options_.env.get() : Env::Default();
 }
 
-DurableStore::~DurableStore() = default;
+DurableStore::~DurableStore() { scrubber_.reset(); }
+
+bool IsPayloadLocation(const std::string& location) {
+  const std::string prefix = std::string(kPayloadDir) + "/p";
+  if (location.size() != prefix.size() + 16 + 4 || location.rfind(prefix, 0) != 0) return false;
+  for (size_t i = prefix.size(); i < prefix.size() + 16; ++i) {
+    const char c = location[i];
+    if (!((c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'))) return false;
+  }
+  return location.compare(prefix.size() + 16, 4, ".dat") == 0;
+}
 
 std::string DurableStore::Location(uint64_t seq, const char* suffix) const {
   char name[64];
@@ -349,28 +365,9 @@ Result<std::unique_ptr<DurableStore>> DurableStore::Open(const std::string& dir,
   std::string clean = dir;
   while (clean.size() > 1 && clean.back() == '/') clean.pop_back();
   auto store = std::unique_ptr<DurableStore>(new DurableStore(clean, std::move(options)));
+  WRIT_RETURN_IF_ERROR(store->PrepareDirectory());
   Env* env = store->env_;
   const bool read_only = store->options_.read_only;
-
-  auto info = env->Stat(clean);
-  if (!info.ok()) {
-    if (info.status().code() != ErrorCode::kNotFound || read_only) {
-      return info.status().Annotate("data directory");
-    }
-    WRIT_RETURN_IF_ERROR(env->CreateDir(clean).Annotate("data directory"));
-    WRIT_RETURN_IF_ERROR(env->SyncDir(ParentOf(clean)).Annotate("data directory"));
-  } else if (!info->is_dir) {
-    return Status::InvalidArgument("data directory " + clean + " is not a directory");
-  }
-  const std::string payloads = clean + "/" + kPayloadDir;
-  auto pinfo = env->Stat(payloads);
-  if (!pinfo.ok()) {
-    if (pinfo.status().code() != ErrorCode::kNotFound) return pinfo.status();
-    if (read_only)
-      return Status::NotFound(clean + " is not a writ data directory (no " + kPayloadDir + "/)");
-    WRIT_RETURN_IF_ERROR(env->CreateDir(payloads));
-    WRIT_RETURN_IF_ERROR(env->SyncDir(clean));
-  }
   auto fs = env->StatFs(clean);
   store->fs_ = fs.ok() ? *fs : FsInfo{"unknown (" + fs.status().message() + ")", 0, 0};
 
@@ -382,17 +379,95 @@ Result<std::unique_ptr<DurableStore>> DurableStore::Open(const std::string& dir,
 
   RecoveryReport local;
   WRIT_RETURN_IF_ERROR(store->Recover(report ? report : &local));
+  if (store->options_.scrub_bytes_per_second > 0) {
+    WRIT_ASSIGN_OR_RETURN(store->scrubber_,
+                          Scrubber::Start(*store, store->options_.scrub_bytes_per_second));
+  }
   return store;
 }
 
+// The rule (docs/retention.md, "Fresh or damaged"): a directory that does not exist, or
+// has neither index.db nor a non-empty payloads/, is fresh and initialised. One with
+// index.db but no payloads/, or payload files but no index.db, is damaged: recovery would
+// have to drop every row or treat every payload as unexplained, so the store refuses to
+// open it and names what is missing.
+Status DurableStore::PrepareDirectory() {
+  const std::string& dir = dir_;
+  const bool read_only = options_.read_only;
+  auto info = env_->Stat(dir);
+  if (!info.ok()) {
+    if (info.status().code() != ErrorCode::kNotFound || read_only) {
+      return Status::Retention("data directory " + dir + ": " + info.status().message());
+    }
+    WRIT_RETURN_IF_ERROR(env_->CreateDir(dir).Annotate("data directory"));
+    WRIT_RETURN_IF_ERROR(env_->SyncDir(ParentOf(dir)).Annotate("data directory"));
+  } else if (!info->is_dir) {
+    return Status::InvalidArgument("data directory " + dir + " is not a directory");
+  }
+  if (!read_only) {
+    WRIT_ASSIGN_OR_RETURN(lock_, DirLock::Acquire(env_, dir));
+  }
+  const std::string payloads = dir + "/" + kPayloadDir;
+  const std::string index = dir + "/" + kIndexFile;
+  auto pinfo = env_->Lstat(payloads);
+  if (!pinfo.ok() && pinfo.status().code() != ErrorCode::kNotFound) {
+    return Status::Retention("cannot read " + payloads + ": " + pinfo.status().message());
+  }
+  if (pinfo.ok() && !pinfo->is_dir) {
+    return Status::Retention(payloads + " is not a directory (a symbolic link is refused)");
+  }
+  auto iinfo = env_->Stat(index);
+  if (!iinfo.ok() && iinfo.status().code() != ErrorCode::kNotFound) {
+    return Status::Retention("cannot read the index " + index + ": " + iinfo.status().message());
+  }
+  size_t payload_files = 0;
+  if (pinfo.ok()) {
+    auto names = env_->ListDir(payloads);
+    if (!names.ok()) {
+      return Status::Retention("cannot read " + payloads + ": " + names.status().message());
+    }
+    payload_files = names->size();
+  }
+  if (iinfo.ok() && !pinfo.ok()) {
+    return Status::Retention("data directory " + dir + " is damaged: " + payloads +
+                             " is missing but the index " + index +
+                             " exists; refusing to start (recovery would drop every retained "
+                             "delivery). Restore " +
+                             payloads + "/, or move the directory away");
+  }
+  if (!iinfo.ok() && payload_files > 0) {
+    return Status::Retention("data directory " + dir + " is damaged: the index " + index +
+                             " is missing but " + payloads + " holds " +
+                             std::to_string(payload_files) +
+                             " files; refusing to start (recovery would have to treat every "
+                             "payload as unexplained). Restore the index, or move the "
+                             "directory away");
+  }
+  if (!pinfo.ok()) {
+    if (read_only)
+      return Status::NotFound(dir + " is not a writ data directory (no " + kPayloadDir + "/)");
+    WRIT_RETURN_IF_ERROR(env_->CreateDir(payloads));
+    WRIT_RETURN_IF_ERROR(env_->SyncDir(dir));
+  }
+  return Status::Ok();
+}
+
 Status DurableStore::CheckPayload(const IndexRow& row, bool rehash) {
+  if (!IsPayloadLocation(row.location)) {
+    return Status::Validation("its payload location '" + row.location +
+                              "' is not a payload file name of this store");
+  }
   const std::string path = PathOf(row.location);
-  auto info = env_->Stat(path);
+  auto info = env_->Lstat(path);
   if (!info.ok()) {
     if (info.status().code() == ErrorCode::kNotFound) {
       return Status::Validation("its payload " + row.location + " is missing");
     }
     return info.status();
+  }
+  if (!info->is_regular) {
+    return Status::Validation("its payload " + row.location +
+                              " is not a regular file (a symbolic link is never followed)");
   }
   if (info->size != row.bytes) {
     return Status::Validation("its payload " + row.location + " has " + std::to_string(info->size) +
@@ -402,16 +477,29 @@ Status DurableStore::CheckPayload(const IndexRow& row, bool rehash) {
   return Stream(row, [](std::span<const uint8_t>) { return Status::Ok(); });
 }
 
-Status DurableStore::Stream(const IndexRow& row,
-                            const std::function<Status(std::span<const uint8_t>)>& sink) {
-  const std::string path = PathOf(row.location);
-  auto fd = env_->Open(path, O_RDONLY, 0);
+Result<int> DurableStore::OpenPayload(const IndexRow& row) {
+  if (!IsPayloadLocation(row.location)) {
+    return Status::Validation(row.id + ": its payload location '" + row.location +
+                              "' is not a payload file name of this store");
+  }
+  auto fd = env_->Open(PathOf(row.location), O_RDONLY | O_NOFOLLOW, 0);
   if (!fd.ok()) {
     if (fd.status().sys_errno() == ENOENT) {
       return Status::Validation(row.id + ": its payload " + row.location + " is missing");
     }
+    if (fd.status().sys_errno() == ELOOP) {
+      return Status::Validation(row.id + ": its payload " + row.location +
+                                " is a symbolic link (never followed)");
+    }
     return fd.status();
   }
+  return fd;
+}
+
+Status DurableStore::Stream(const IndexRow& row,
+                            const std::function<Status(std::span<const uint8_t>)>& sink) {
+  WRIT_ASSIGN_OR_RETURN(int payload_fd, OpenPayload(row));
+  auto fd = &payload_fd;
   WRIT_ASSIGN_OR_RETURN(auto digester, protocol::Digester::Create(row.rule));
   IoBuffer block(static_cast<size_t>(std::min<uint64_t>(kBlock, std::max<uint64_t>(row.bytes, 1))));
   Status s;
@@ -460,14 +548,20 @@ Status DurableStore::Recover(RecoveryReport* report) {
 
   WRIT_ASSIGN_OR_RETURN(std::vector<IndexRow> rows, index_->All());
   std::vector<std::string> drop;
-  std::set<std::string> kept_locations, all_locations;
+  std::set<std::string> kept_locations;
+  std::map<std::string, std::string> dropped;  // location -> why, for the quarantine
   uint64_t max_seq = 0;
   for (const IndexRow& row : rows) {
-    all_locations.insert(row.location);
     max_seq = std::max(max_seq, SeqOf(row.location));
+    const std::string what = row.id + " (" + std::string(protocol::RetentionName(row.retention)) +
+                             ", " + std::to_string(row.bytes) + " bytes, " +
+                             std::string(protocol::RuleName(row.rule)) + " " +
+                             protocol::ToHex(row.digest) + ")";
     if (row.state != RowState::kReceipted) {
       report->unreceipted.push_back(row.id);
       drop.push_back(row.id);
+      dropped[row.location] =
+          "recovery: delivery " + what + " was committed but its retained receipt never recorded";
       continue;
     }
     const bool rehash = options_.verify == VerifyOnStart::kAll || report->previous_sync_failure ||
@@ -480,6 +574,7 @@ Status DurableStore::Recover(RecoveryReport* report) {
       report->corrupt.push_back(row.id + " (" +
                                 std::string(protocol::RetentionName(row.retention)) + "): " + why);
       drop.push_back(row.id);
+      dropped[row.location] = "recovery: delivery " + what + " is corrupt: " + why;
       continue;
     }
     if (!s.ok()) {
@@ -490,27 +585,47 @@ Status DurableStore::Recover(RecoveryReport* report) {
     ++report->retained;
     kept_locations.insert(row.location);
   }
-  // Rows first, durably; only then their files (a crash in between leaves orphans, not rows
-  // naming missing payloads).
+  // Rows first, durably; only then their files (a crash in between leaves unexplained files,
+  // which the next recovery quarantines, not rows naming missing payloads).
   WRIT_RETURN_IF_ERROR(index_->Delete(drop, IndexSync::kFull, nullptr).Annotate("recovery"));
+  WRIT_ASSIGN_OR_RETURN(uint64_t swept, SweepPayloads(kept_locations, dropped, report));
+  if (report->previous_sync_failure) {
+    WRIT_RETURN_IF_ERROR(env_->Remove(dir_ + "/" + kSyncFailedMarker).Annotate("recovery"));
+    WRIT_RETURN_IF_ERROR(env_->SyncDir(dir_).Annotate("recovery"));
+  }
+  next_seq_.store(std::max(max_seq, swept) + 1);
+  return Status::Ok();
+}
 
+Result<uint64_t> DurableStore::SweepPayloads(const std::set<std::string>& kept,
+                                             const std::map<std::string, std::string>& dropped,
+                                             RecoveryReport* report) {
+  uint64_t max_seq = 0;
+  WRIT_ASSIGN_OR_RETURN(auto quarantined, ListQuarantine(env_, dir_));
+  for (const auto& q : quarantined) max_seq = std::max(max_seq, SeqOf(q.name));
   WRIT_ASSIGN_OR_RETURN(std::vector<std::string> names, env_->ListDir(PathOf(kPayloadDir)));
   bool removed = false;
   for (const std::string& name : names) {
     const std::string location = std::string(kPayloadDir) + "/" + name;
     max_seq = std::max(max_seq, SeqOf(name));
-    if (kept_locations.contains(location)) continue;
-    WRIT_RETURN_IF_ERROR(env_->Remove(PathOf(location)).Annotate("recovery"));
-    removed = true;
-    if (!all_locations.contains(location)) ++report->orphans_removed;
+    if (kept.contains(location)) continue;
+    const bool tmp = name.size() > 4 && name.compare(name.size() - 4, 4, ".tmp") == 0 &&
+                     IsPayloadLocation(location.substr(0, location.size() - 4) + ".dat");
+    if (tmp) {
+      // Never renamed into place, so never committed: no receipt can name these bytes.
+      WRIT_RETURN_IF_ERROR(env_->Remove(PathOf(location)).Annotate("recovery"));
+      removed = true;
+      ++report->orphans_removed;
+      continue;
+    }
+    auto why = dropped.find(location);
+    const std::string reason =
+        why != dropped.end() ? why->second : "recovery: " + location + " is named by no index row";
+    WRIT_RETURN_IF_ERROR(MoveToQuarantine(env_, dir_, location, reason).Annotate("recovery"));
+    report->quarantined.push_back(location + ": " + reason);
   }
   if (removed) WRIT_RETURN_IF_ERROR(env_->SyncDir(PathOf(kPayloadDir)).Annotate("recovery"));
-  if (report->previous_sync_failure) {
-    WRIT_RETURN_IF_ERROR(env_->Remove(dir_ + "/" + kSyncFailedMarker).Annotate("recovery"));
-    WRIT_RETURN_IF_ERROR(env_->SyncDir(dir_).Annotate("recovery"));
-  }
-  next_seq_.store(max_seq + 1);
-  return Status::Ok();
+  return max_seq;
 }
 
 std::optional<std::string> DurableStore::sticky_failure() const {
@@ -567,6 +682,50 @@ Result<std::optional<RetainedDelivery>> DurableStore::Lookup(const std::string& 
   d.retention = row->retention;
   d.receipts = row->receipts;
   return std::optional<RetainedDelivery>(std::move(d));
+}
+
+Result<std::optional<RetainedDelivery>> DurableStore::LookupVerified(const std::string& id) {
+  WRIT_ASSIGN_OR_RETURN(auto row, Find(id));
+  if (!row) return std::optional<RetainedDelivery>();
+  Status verified = Verify(*row);
+  if (verified.code() == ErrorCode::kValidation) {
+    WRIT_RETURN_IF_ERROR(QuarantineRow(*row,
+                                       "re-verification before an answer from the store "
+                                       "found " +
+                                           verified.message()));
+    return std::optional<RetainedDelivery>();
+  }
+  WRIT_RETURN_IF_ERROR(verified);
+  return Lookup(id);
+}
+
+Status DurableStore::QuarantineRow(const IndexRow& row, const std::string& why) {
+  std::lock_guard lock(quarantine_mu_);
+  WRIT_ASSIGN_OR_RETURN(auto current, index_->Get(row.id));
+  if (!current || current->location != row.location) return Status::Ok();  // done already
+  const uint64_t before = index_->sync_failures();
+  Status deleted = index_->Delete({row.id}, IndexSync::kFull, nullptr);
+  NoteIndexSyncs(before, "quarantine of " + row.id);
+  if (!deleted.ok()) {
+    Log("store: " + row.id + " failed a check (" + why +
+        ") but its row could not be dropped: " + deleted.message());
+    return deleted;
+  }
+  const std::string what = row.id + " (" + std::string(protocol::RetentionName(row.retention)) +
+                           ", " + std::to_string(row.bytes) + " bytes, " +
+                           std::string(protocol::RuleName(row.rule)) + " " +
+                           protocol::ToHex(row.digest) + ")";
+  Status moved = IsPayloadLocation(row.location)
+                     ? MoveToQuarantine(env_, dir_, row.location, "delivery " + what + ": " + why)
+                     : Status::Ok();  // a location the store never made: nothing of ours to move
+  Log("store: delivery " + what + " is no longer retained: " + why +
+      (moved.ok() ? "; its payload " + row.location + " is quarantined"
+                  : "; moving its payload to the quarantine failed: " + moved.message()));
+  return moved;
+}
+
+void DurableStore::Log(const std::string& line) const {
+  if (options_.log) options_.log(line);
 }
 
 Result<std::optional<IndexRow>> DurableStore::Find(const std::string& id) {
@@ -665,7 +824,7 @@ Status DurableStore::Read(const std::string& id, uint64_t offset, std::span<uint
   if (offset > row->bytes || out.size() > row->bytes - offset) {
     return Status::InvalidArgument("read past the end of delivery " + id);
   }
-  WRIT_ASSIGN_OR_RETURN(int fd, env_->Open(PathOf(row->location), O_RDONLY, 0));
+  WRIT_ASSIGN_OR_RETURN(int fd, OpenPayload(*row));
   Status s = env_->ReadAt(fd, out, offset);
   (void)env_->Close(fd);
   return s;

@@ -17,11 +17,14 @@
 #include <string>
 #include <vector>
 
+#include "store/dir_lock.h"
 #include "store/env.h"
 #include "store/index.h"
 #include "store/store.h"
 
 namespace writ::store {
+
+class Scrubber;
 
 // Which payloads recovery re-hashes against their digest at start.
 enum class VerifyOnStart {
@@ -42,6 +45,8 @@ struct DurableOptions {
   std::function<void(const std::string&)> log;
   // Free space kept beyond a delivery's bytes (index growth) when admitting it.
   uint64_t reserve_bytes = 1 << 20;
+  // The background scrub's rate (scrubber.h), bytes per second; 0: no scrub.
+  uint64_t scrub_bytes_per_second = 0;
 };
 
 // What recovery found and did at start.
@@ -52,9 +57,12 @@ struct RecoveryReport {
   bool previous_sync_failure = false;    // the SYNC-FAILED marker was found: everything re-hashed
   uint64_t retained = 0;                 // deliveries reported retained from now on
   uint64_t verified = 0;                 // of those, re-hashed against their digest
-  uint64_t orphans_removed = 0;          // payload files no index row names (e.g. half-written)
+  uint64_t orphans_removed = 0;          // .tmp files: half-written, never committed, removed
   std::vector<std::string> corrupt;      // "ID: why", dropped: never reported retained
   std::vector<std::string> unreceipted;  // IDs committed without a retained receipt, dropped
+  // "payloads/NAME: why", moved to the quarantine: the payloads of corrupt and unreceipted
+  // rows, and files no row names (other than .tmp ones). Never deleted by the store.
+  std::vector<std::string> quarantined;
   // One summary line, then one line per dropped delivery.
   std::vector<std::string> Lines() const;
 };
@@ -69,6 +77,8 @@ class DurableStore : public Store {
     return retention == RetentionClass::kProcessRestart || retention == RetentionClass::kPowerLoss;
   }
   Result<std::optional<RetainedDelivery>> Lookup(const std::string& id) override;
+  // Lookup after re-hashing the payload; one that fails is quarantined and reported absent.
+  Result<std::optional<RetainedDelivery>> LookupVerified(const std::string& id) override;
   Result<std::unique_ptr<PayloadWriter>> Begin(const DeliveryMeta& meta,
                                                RetentionClass retention) override;
   Status AppendReceipt(const std::string& id, const std::string& receipt_json) override;
@@ -85,6 +95,12 @@ class DurableStore : public Store {
   Status Verify(const IndexRow& row);
   // Payload files no retained delivery names (e.g. left by a crash while receiving).
   Result<std::vector<std::string>> UnreferencedFiles();
+  // Drops the row of a retained delivery whose payload failed a check, durably, then moves
+  // the payload to the quarantine, and logs it. Nothing when the row is no longer there
+  // (someone else quarantined it first).
+  Status QuarantineRow(const IndexRow& row, const std::string& why);
+  // Tells the store's log (DurableOptions::log), if any.
+  void Log(const std::string& line) const;
 
   // Set once a sync failed: power-loss retention is refused until restart.
   std::optional<std::string> sticky_failure() const;
@@ -94,9 +110,20 @@ class DurableStore : public Store {
  private:
   friend class DurableWriter;
   DurableStore(std::string dir, DurableOptions options);
+  // Creates a fresh directory, or checks that an initialised one has its index and payloads;
+  // takes the lock unless read-only.
+  Status PrepareDirectory();
   Status Recover(RecoveryReport* report);
+  // Recovery's second half: every payload file no kept row names is quarantined (.tmp ones,
+  // never committed, are removed). Returns the highest sequence number seen.
+  Result<uint64_t> SweepPayloads(const std::set<std::string>& kept,
+                                 const std::map<std::string, std::string>& dropped,
+                                 RecoveryReport* report);
   // Checks a payload without trusting it: NotFound/Validation are "corrupt", Io is not.
   Status CheckPayload(const IndexRow& row, bool rehash);
+  // Opens a row's payload for reading: never a location the store did not make, never
+  // through a symbolic link. Validation when it is missing or refused.
+  Result<int> OpenPayload(const IndexRow& row);
   void MarkSticky(const std::string& what);
   void NoteIndexSyncs(uint64_t failures_before, const std::string& what);
   // Removes the row and (if that worked) its payload, after a failed commit or receipt.
@@ -112,9 +139,16 @@ class DurableStore : public Store {
   std::unique_ptr<Index> index_;
   std::atomic<uint64_t> next_seq_{1};
   mutable std::mutex mu_;
+  std::mutex quarantine_mu_;  // one quarantine at a time (scrub and answers may race)
   std::optional<std::string> sticky_;
   uint64_t in_flight_bytes_ = 0;
+  std::unique_ptr<DirLock> lock_;
+  std::unique_ptr<Scrubber> scrubber_;  // last: stopped first
 };
+
+// Whether `location` is one the store itself makes: "payloads/p" + 16 hex digits + ".dat".
+// Anything else in the index (e.g. "../../etc/passwd") is never opened.
+bool IsPayloadLocation(const std::string& location);
 
 inline constexpr const char* kPayloadDir = "payloads";
 inline constexpr const char* kIndexFile = "index.db";

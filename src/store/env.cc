@@ -2,6 +2,7 @@
 
 #include <dirent.h>
 #include <fcntl.h>
+#include <sys/file.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
@@ -236,8 +237,35 @@ class PosixEnv : public Env {
       if (errno == ENOENT) return Status::NotFound(path + " does not exist");
       return SysError("stat(" + path + ")", errno);
     }
+    return InfoOf(st);
+  }
+
+  Result<FileInfo> Lstat(const std::string& path) override {
+    struct stat st {};
+    if (::lstat(path.c_str(), &st) != 0) {
+      if (errno == ENOENT) return Status::NotFound(path + " does not exist");
+      return SysError("lstat(" + path + ")", errno);
+    }
+    return InfoOf(st);
+  }
+
+  Result<int> LockFile(const std::string& path) override {
+    const int fd = ::open(path.c_str(), O_CREAT | O_RDWR | O_CLOEXEC | O_NOFOLLOW, 0644);
+    if (fd < 0) return SysError("open(" + path + ")", errno);
+    for (;;) {
+      if (::flock(fd, LOCK_EX | LOCK_NB) == 0) return fd;
+      if (errno == EINTR) continue;
+      const int err = errno;
+      ::close(fd);
+      return SysError("flock(" + path + ")", err);
+    }
+  }
+
+  static FileInfo InfoOf(const struct stat& st) {
     FileInfo info;
     info.is_dir = S_ISDIR(st.st_mode);
+    info.is_symlink = S_ISLNK(st.st_mode);
+    info.is_regular = S_ISREG(st.st_mode);
     info.size = static_cast<uint64_t>(st.st_size);
     return info;
   }

@@ -22,6 +22,8 @@ namespace writ::store {
 
 struct FileInfo {
   bool is_dir = false;
+  bool is_symlink = false;  // only from Lstat
+  bool is_regular = false;
   uint64_t size = 0;
 };
 
@@ -93,6 +95,12 @@ class Env {
   virtual Result<std::vector<std::string>> ListDir(const std::string& path) = 0;
   // NotFound when the path does not exist.
   virtual Result<FileInfo> Stat(const std::string& path) = 0;
+  // Like Stat, but a symbolic link is described itself, not followed (lstat(2)).
+  virtual Result<FileInfo> Lstat(const std::string& path) = 0;
+  // Opens (creating) `path` and takes an exclusive flock(2) on it without waiting; the lock
+  // lasts while the returned descriptor is open. Busy (held by another open file): an error
+  // with errno EWOULDBLOCK.
+  virtual Result<int> LockFile(const std::string& path) = 0;
   virtual Result<FsInfo> StatFs(const std::string& path) = 0;
 
   // Called by the index's VFS shim before SQLite writes, truncates or syncs one of the
@@ -156,6 +164,8 @@ class EnvWrapper : public Env {
     return target_->ListDir(path);
   }
   Result<FileInfo> Stat(const std::string& path) override { return target_->Stat(path); }
+  Result<FileInfo> Lstat(const std::string& path) override { return target_->Lstat(path); }
+  Result<int> LockFile(const std::string& path) override { return target_->LockFile(path); }
   Result<FsInfo> StatFs(const std::string& path) override { return target_->StatFs(path); }
   Status BeforeIndexIo(IndexIo op, const std::string& path) override {
     return target_->BeforeIndexIo(op, path);

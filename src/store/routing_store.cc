@@ -8,6 +8,12 @@ Result<std::optional<RetainedDelivery>> RoutingStore::Lookup(const std::string& 
   return volatile_->Lookup(id);
 }
 
+Result<std::optional<RetainedDelivery>> RoutingStore::LookupVerified(const std::string& id) {
+  WRIT_ASSIGN_OR_RETURN(auto durable, durable_->LookupVerified(id));
+  if (durable) return durable;
+  return volatile_->LookupVerified(id);
+}
+
 Status RoutingStore::AppendReceipt(const std::string& id, const std::string& receipt_json) {
   // The durable store knows committed deliveries that Lookup does not show yet.
   Status s = durable_->AppendReceipt(id, receipt_json);

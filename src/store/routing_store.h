@@ -17,6 +17,7 @@ class RoutingStore : public Store {
 
   bool Offers(RetentionClass retention) const override { return For(retention).Offers(retention); }
   Result<std::optional<RetainedDelivery>> Lookup(const std::string& id) override;
+  Result<std::optional<RetainedDelivery>> LookupVerified(const std::string& id) override;
   Result<std::unique_ptr<PayloadWriter>> Begin(const DeliveryMeta& meta,
                                                RetentionClass retention) override {
     return For(retention).Begin(meta, retention);

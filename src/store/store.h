@@ -68,6 +68,11 @@ class Store {
   // Whether this store can retain at `retention` (e.g. only volatile without --data).
   virtual bool Offers(RetentionClass retention) const = 0;
   virtual Result<std::optional<RetainedDelivery>> Lookup(const std::string& id) = 0;
+  // Lookup for an answer that says "retained" without moving bytes (a query, a re-send
+  // answered with the existing receipts): the held bytes are re-hashed against the digest
+  // first. A delivery whose bytes fail is no longer retained (the durable store quarantines
+  // it): nullopt, so the answer is "unknown" and a re-send moves the bytes again.
+  virtual Result<std::optional<RetainedDelivery>> LookupVerified(const std::string& id) = 0;
   // Refused (space) when the delivery cannot fit.
   virtual Result<std::unique_ptr<PayloadWriter>> Begin(const DeliveryMeta& meta,
                                                        RetentionClass retention) = 0;
@@ -76,5 +81,9 @@ class Store {
   // Reads back retained bytes.
   virtual Status Read(const std::string& id, uint64_t offset, std::span<uint8_t> out) = 0;
 };
+
+// Reads a retained delivery back through store.Read and hashes it: Ok, or Validation naming
+// the mismatch.
+Status VerifyHeldBytes(Store& store, const DeliveryMeta& meta);
 
 }  // namespace writ::store

@@ -379,6 +379,13 @@ Result<std::optional<RetainedDelivery>> VolatileStore::Lookup(const std::string&
   return std::optional<RetainedDelivery>(it->second.delivery);
 }
 
+Result<std::optional<RetainedDelivery>> VolatileStore::LookupVerified(const std::string& id) {
+  WRIT_ASSIGN_OR_RETURN(auto held, Lookup(id));
+  if (!held) return held;
+  WRIT_RETURN_IF_ERROR(VerifyHeldBytes(*this, held->meta));
+  return held;
+}
+
 Result<std::unique_ptr<PayloadWriter>> VolatileStore::Begin(const DeliveryMeta& meta,
                                                             RetentionClass retention) {
   if (!Offers(retention)) {

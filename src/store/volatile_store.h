@@ -52,6 +52,9 @@ class VolatileStore : public Store {
     return retention == RetentionClass::kVolatile;
   }
   Result<std::optional<RetainedDelivery>> Lookup(const std::string& id) override;
+  // Re-hashes the held bytes (in this process's memory) before answering; bytes that fail
+  // are reported as a Validation error, the delivery left as it is.
+  Result<std::optional<RetainedDelivery>> LookupVerified(const std::string& id) override;
   Result<std::unique_ptr<PayloadWriter>> Begin(const DeliveryMeta& meta,
                                                RetentionClass retention) override;
   Status AppendReceipt(const std::string& id, const std::string& receipt_json) override;

@@ -52,7 +52,8 @@ class EnvFaults : public ::testing::TestWithParam<std::string> {
     const std::string data = dir_.File("case-" + std::to_string(++cases_));
     std::filesystem::copy(dir_.File("template"), data, std::filesystem::copy_options::recursive);
     const std::string err_path = data + ".err";
-    auto faulty = Receiver::Start(data, err_path, {"--test-store-faults", spec});
+    auto faulty =
+        Receiver::Start(data, err_path, {"--test-store-faults", spec, "--scrub-rate", "0"});
     if (!faulty) {
       ADD_FAILURE() << "no receiver";
       return false;

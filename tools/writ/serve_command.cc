@@ -8,6 +8,7 @@
 #include <mutex>
 
 #include "command.h"
+#include "common/printable.h"
 #include "protocol/control_channel.h"
 #include "writ/receiver.h"
 
@@ -23,6 +24,7 @@ struct ServeFlags {
   std::string scratch;
   std::string volatile_reserve = "0";
   std::string verify_on_start = "unsynced";  // with --data: what recovery re-hashes
+  std::string scrub_rate = "16MiB";          // with --data: the background scrub, per second
   std::string test_store_faults;             // tests only
   std::string identity;
   std::string allow;
@@ -105,6 +107,16 @@ sigset_t PrepareProcess() {
   return stop_signals;
 }
 
+// The --data related options: what recovery re-hashes, the scrub, test faults.
+Status StoreOptions(const ServeFlags& flags, ReceiverOptions& options) {
+  auto scrub_rate = ParseSize(flags.scrub_rate);
+  if (!scrub_rate.ok()) return scrub_rate.status().Annotate("--scrub-rate");
+  options.verify_on_start = flags.verify_on_start;
+  options.scrub_bytes_per_second = *scrub_rate;
+  options.test_store_faults = flags.test_store_faults;
+  return Status::Ok();
+}
+
 int RunServe(const ServeFlags& flags) {
   auto host_port = protocol::ParseHostPort(flags.listen);
   if (!host_port.ok())
@@ -135,13 +147,13 @@ int RunServe(const ServeFlags& flags) {
   options.window_bytes = std::min(*window, *pool);
   options.scratch_dir = flags.scratch;
   options.volatile_reserve_bytes = *reserve;
-  options.verify_on_start = flags.verify_on_start;
-  options.test_store_faults = flags.test_store_faults;
+  Status store_flags = StoreOptions(flags, options);
+  if (!store_flags.ok()) return ReportError(store_flags);
   // Recovery's findings and sync failures, one stderr line each (from any connection thread).
   auto log_mu = std::make_shared<std::mutex>();
   options.on_store_event = [log_mu](const std::string& line) {
     std::lock_guard lock(*log_mu);
-    std::cerr << "writ: " << line << std::endl;
+    std::cerr << "writ: " << Printable(line) << std::endl;
   };
   options.on_connection_event = options.on_store_event;  // limits and timeouts that hit
   options.identity_dir = flags.identity;
@@ -202,6 +214,10 @@ void RegisterServe(CLI::App& app, CommandContext& ctx) {
                   "with --data: which retained payloads recovery re-hashes at start: all, unsynced "
                   "(process-restart ones, which a power cut may tear) or none (size only)")
       ->check(CLI::IsMember({"all", "unsynced", "none"}))
+      ->capture_default_str();
+  cmd->add_option("--scrub-rate", flags->scrub_rate,
+                  "with --data: bytes per second the background scrub re-hashes retained payloads "
+                  "at (quarantining any that fail); 0: no scrub")
       ->capture_default_str();
   // Tests only (tests/faults): fail chosen file-system calls of the durable store.
   cmd->add_option("--test-store-faults", flags->test_store_faults,

@@ -1,6 +1,9 @@
-// `writ store ls|cat|check --data DIR`: offline access to a receiver's data
-// directory, whether the receiver runs or not. Opens the index read-only,
-// runs no recovery and writes nothing.
+// `writ store ls|cat|check|quarantine --data DIR`: offline access to a receiver's
+// data directory, whether the receiver runs or not. ls, cat, check and
+// `quarantine ls` open the index read-only, run no recovery, take no lock and
+// write nothing (SQLite's WAL lets them read while a serve writes). `quarantine
+// purge` deletes, so it takes the directory's lock and refuses (exit 6) while a
+// serve or another writing command holds it.
 #include <unistd.h>
 
 #include <cerrno>
@@ -8,12 +11,16 @@
 #include <iostream>
 #include <memory>
 #include <nlohmann/json.hpp>
+#include <set>
 
 #include "command.h"
 #include "common/printable.h"
 #include "protocol/digest.h"
 #include "protocol/messages.h"
+#include "store/dir_lock.h"
 #include "store/durable_store.h"
+#include "store/quarantine.h"
+#include "writ/receipt.h"
 
 namespace writ::cli {
 namespace {
@@ -23,6 +30,8 @@ using json = nlohmann::json;
 struct StoreFlags {
   std::string data;
   std::string id;
+  std::string key;                 // check: the issuer's public key (hex) receipts must name
+  std::vector<std::string> names;  // quarantine purge: which files (none: all)
   bool json = false;
 };
 
@@ -31,7 +40,8 @@ Result<std::unique_ptr<store::DurableStore>> OpenReadOnly(const std::string& dir
   options.read_only = true;
   auto opened = store::DurableStore::Open(dir, options);
   if (!opened.ok()) {
-    return Status::InvalidArgument("cannot open the data directory " + dir + ": " + opened.status().message());
+    return Status::InvalidArgument("cannot open the data directory " + dir + ": " +
+                                   opened.status().message());
   }
   return std::move(opened).value();
 }
@@ -100,15 +110,62 @@ int RunCat(const StoreFlags& f) {
   return kExitOk;
 }
 
+// What is wrong between a row and its stored receipts: each receipt must parse, be about
+// this delivery (id, bytes, rule, digest) and carry a signature that verifies (with `key`
+// when given); one must be the retained receipt of the row's class. Each receipt's key id
+// goes to `keys`.
+std::vector<std::string> ReceiptProblems(const store::IndexRow& row, const std::string& key,
+                                         std::set<std::string>& keys) {
+  std::vector<std::string> problems;
+  const std::string rule(protocol::RuleName(row.rule));
+  const std::string digest = protocol::ToHex(row.digest);
+  const std::string retention(protocol::RetentionName(row.retention));
+  bool retained = false;
+  for (size_t i = 0; i < row.receipts.size(); ++i) {
+    const std::string which = "stored receipt " + std::to_string(i + 1);
+    auto r = ReceiptFromJson(row.receipts[i]);
+    if (!r.ok()) {
+      problems.push_back(which + " does not parse: " + r.status().message());
+      continue;
+    }
+    const DeliveryRef& d = r->delivery;
+    if (d.id != row.id) problems.push_back(which + " is about " + d.id + ", not " + row.id);
+    if (d.bytes != row.bytes)
+      problems.push_back(which + " says " + std::to_string(d.bytes) + " bytes, the index " +
+                         std::to_string(row.bytes));
+    if (d.rule != rule) problems.push_back(which + " says rule " + d.rule + ", the index " + rule);
+    if (d.digest != digest)
+      problems.push_back(which + " says digest " + d.digest + ", the index " + digest);
+    Status signed_ok = VerifyReceipt(*r, key);
+    if (!signed_ok.ok()) problems.push_back(which + ": " + signed_ok.message());
+    if (r->signature) keys.insert(r->signature->key_id);
+    if (r->rung == ReceiptRung::kRetained && r->retention && r->retention->retention == retention)
+      retained = true;
+  }
+  if (!retained) problems.push_back("no stored " + retention + " retained receipt");
+  return problems;
+}
+
 int RunCheck(const StoreFlags& f) {
   auto store = OpenReadOnly(f.data);
   if (!store.ok()) return ReportError(store.status());
   auto rows = (*store)->List();
   if (!rows.ok()) return ReportError(rows.status());
   json mismatched = json::array();
+  std::set<std::string> keys;
   for (const auto& row : *rows) {
+    std::vector<std::string> problems = ReceiptProblems(row, f.key, keys);
     Status s = (*store)->Verify(row);
-    if (!s.ok()) mismatched.push_back(json{{"id", row.id}, {"problem", s.message()}});
+    if (!s.ok()) problems.insert(problems.begin(), s.message());
+    std::string problem;
+    for (const auto& p : problems) problem += (problem.empty() ? "" : "; ") + p;
+    if (!problems.empty()) mismatched.push_back(json{{"id", row.id}, {"problem", problem}});
+  }
+  if (keys.size() > 1) {
+    std::string all;
+    for (const auto& k : keys) all += (all.empty() ? "" : ", ") + k;
+    mismatched.push_back(
+        json{{"id", "*"}, {"problem", "receipts are signed by more than one key: " + all}});
   }
   auto unreferenced = (*store)->UnreferencedFiles();
   json extra = json::array();
@@ -131,18 +188,77 @@ int RunCheck(const StoreFlags& f) {
     }
     for (const auto& name : extra) {
       std::cout << "note: " << Printable(name.get<std::string>())
-                << " is named by no retained delivery (recovery removes it at the next start)"
+                << " is named by no retained delivery (the next start removes it if it is a "
+                   ".tmp, never committed, and quarantines it otherwise)"
                 << std::endl;
     }
     std::cout << "checked " << rows->size() << " retained deliveries in "
-              << Printable((*store)->dir()) << ": " << ok << " match their digest, "
-              << mismatched.size() << " do not" << std::endl;
+              << Printable((*store)->dir()) << ": " << ok
+              << " match their digest and their signed receipts, " << mismatched.size()
+              << " do not" << std::endl;
   }
   if (!mismatched.empty()) {
-    std::cerr << "writ: " << mismatched.size() << " retained deliveries do not match their digest" << std::endl;
+    std::cerr << "writ: " << mismatched.size()
+              << " retained deliveries do not match their digest or their signed receipts"
+              << std::endl;
     return kExitValidation;
   }
   return kExitOk;
+}
+
+int RunQuarantineLs(const StoreFlags& f) {
+  auto files = store::ListQuarantine(store::Env::Default(), f.data);
+  if (!files.ok()) return ReportError(files.status());
+  if (f.json) {
+    json out{{"data", f.data}, {"quarantined", json::array()}};
+    for (const auto& q : *files)
+      out["quarantined"].push_back(json{{"name", q.name}, {"bytes", q.bytes}, {"why", q.why}});
+    std::cout << out.dump(2) << std::endl;
+    return kExitOk;
+  }
+  for (const auto& q : *files)
+    std::cout << q.name << "  " << q.bytes << " bytes  " << q.why << std::endl;
+  std::cout << files->size() << " quarantined files in " << f.data << "/" << store::kQuarantineDir
+            << std::endl;
+  return kExitOk;
+}
+
+int RunQuarantinePurge(const StoreFlags& f) {
+  store::Env* env = store::Env::Default();
+  auto info = env->Stat(f.data);
+  if (!info.ok() || !info->is_dir) {
+    return ReportError(Status::Retention("cannot open the data directory " + f.data));
+  }
+  auto lock = store::DirLock::Acquire(env, f.data);
+  if (!lock.ok()) return ReportError(lock.status());
+  auto before = store::ListQuarantine(env, f.data);
+  if (!before.ok()) return ReportError(before.status());
+  Status purged = store::PurgeQuarantine(env, f.data, f.names);
+  if (!purged.ok()) return ReportError(purged);
+  const size_t n = f.names.empty() ? before->size() : f.names.size();
+  std::cout << "purged " << n << " quarantined files from " << f.data << "/"
+            << store::kQuarantineDir << std::endl;
+  return kExitOk;
+}
+
+void RegisterQuarantine(CLI::App& store, CommandContext& ctx) {
+  CLI::App* q = store.add_subcommand(
+      "quarantine",
+      "Payloads the store found corrupt or could not explain (never reported retained)");
+  q->require_subcommand(1);
+  auto ls = std::make_shared<StoreFlags>();
+  CLI::App* ls_cmd = q->add_subcommand("ls", "List quarantined files and why each is there");
+  ls_cmd->add_option("--data", ls->data, "the receiver's data directory")->required();
+  ls_cmd->add_flag("--json", ls->json, "print one JSON document");
+  ls_cmd->callback([ls, &ctx] { ctx.exit_code = RunQuarantineLs(*ls); });
+  auto purge = std::make_shared<StoreFlags>();
+  CLI::App* purge_cmd = q->add_subcommand(
+      "purge",
+      "Delete quarantined files (the named ones, else all); refused (exit 6) while a serve "
+      "runs on the directory");
+  purge_cmd->add_option("NAME", purge->names, "quarantined file names (default: all)");
+  purge_cmd->add_option("--data", purge->data, "the receiver's data directory")->required();
+  purge_cmd->callback([purge, &ctx] { ctx.exit_code = RunQuarantinePurge(*purge); });
 }
 
 void RegisterStore(CLI::App& app, CommandContext& ctx) {
@@ -150,24 +266,32 @@ void RegisterStore(CLI::App& app, CommandContext& ctx) {
   store->require_subcommand(1);
 
   auto ls = std::make_shared<StoreFlags>();
-  CLI::App* ls_cmd = store->add_subcommand("ls", "List retained deliveries (id, bytes, digest, retention)");
+  CLI::App* ls_cmd =
+      store->add_subcommand("ls", "List retained deliveries (id, bytes, digest, retention)");
   ls_cmd->add_option("--data", ls->data, "the receiver's data directory")->required();
   ls_cmd->add_flag("--json", ls->json, "print one JSON document");
   ls_cmd->callback([ls, &ctx] { ctx.exit_code = RunLs(*ls); });
 
   auto cat = std::make_shared<StoreFlags>();
   CLI::App* cat_cmd = store->add_subcommand(
-      "cat", "Write one retained delivery's bytes to stdout (exit 5 if they do not match its digest)");
+      "cat",
+      "Write one retained delivery's bytes to stdout (exit 5 if they do not match its digest)");
   cat_cmd->add_option("ID", cat->id, "delivery id")->required();
   cat_cmd->add_option("--data", cat->data, "the receiver's data directory")->required();
   cat_cmd->callback([cat, &ctx] { ctx.exit_code = RunCat(*cat); });
 
   auto check = std::make_shared<StoreFlags>();
   CLI::App* check_cmd = store->add_subcommand(
-      "check", "Re-hash every retained delivery; exit 5 on any mismatch");
+      "check",
+      "Re-hash every retained delivery and check its stored receipts (about this delivery, "
+      "signatures verify); exit 5 on any mismatch");
   check_cmd->add_option("--data", check->data, "the receiver's data directory")->required();
   check_cmd->add_flag("--json", check->json, "print one JSON document");
+  check_cmd->add_option("--key", check->key,
+                        "the issuer's public key (hex): every stored receipt must be signed by it "
+                        "(default: by the key it names, the same for all)");
   check_cmd->callback([check, &ctx] { ctx.exit_code = RunCheck(*check); });
+  RegisterQuarantine(*store, ctx);
 }
 
 }  // namespace
