@@ -289,31 +289,36 @@ Result<std::unique_ptr<Index>> Index::Open(const std::string& path, Env* env, bo
     return index;
   }
   std::lock_guard lock(index->mu_);
-  WRIT_RETURN_IF_ERROR(index->Exec("PRAGMA journal_mode=WAL"));
-  WRIT_RETURN_IF_ERROR(index->Exec("PRAGMA synchronous=FULL"));
-  WRIT_RETURN_IF_ERROR(
-      index->Exec("CREATE TABLE IF NOT EXISTS deliveries ("
-                  " id TEXT PRIMARY KEY NOT NULL,"
-                  " bytes INTEGER NOT NULL,"
-                  " chunk_size INTEGER NOT NULL,"
-                  " rule TEXT NOT NULL,"
-                  " digest TEXT NOT NULL,"
-                  " retention TEXT NOT NULL,"
-                  " location TEXT NOT NULL,"
-                  " receipts TEXT NOT NULL,"
-                  " state TEXT NOT NULL,"
-                  " committed_at TEXT NOT NULL)"));
-  WRIT_RETURN_IF_ERROR(index->Exec(
-      "CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY NOT NULL, value TEXT NOT NULL)"));
-  WRIT_RETURN_IF_ERROR(
-      index->Exec("INSERT OR IGNORE INTO meta(key, value) VALUES ('schema', 'writ.store/1')"));
-  // Added later: which authenticated sender delivered the bytes (rows from before say '').
-  if (!index->HasColumn("sender")) {
-    WRIT_RETURN_IF_ERROR(
-        index->Exec("ALTER TABLE deliveries ADD COLUMN sender TEXT NOT NULL DEFAULT ''"));
-  }
-  index->has_sender_ = true;
+  WRIT_RETURN_IF_ERROR(index->CreateSchema());
   return index;
+}
+
+// The tables of a writ index, created when missing, and columns added since version 1.
+Status Index::CreateSchema() {
+  WRIT_RETURN_IF_ERROR(Exec("PRAGMA journal_mode=WAL"));
+  WRIT_RETURN_IF_ERROR(Exec("PRAGMA synchronous=FULL"));
+  WRIT_RETURN_IF_ERROR(
+      Exec("CREATE TABLE IF NOT EXISTS deliveries ("
+           " id TEXT PRIMARY KEY NOT NULL,"
+           " bytes INTEGER NOT NULL,"
+           " chunk_size INTEGER NOT NULL,"
+           " rule TEXT NOT NULL,"
+           " digest TEXT NOT NULL,"
+           " retention TEXT NOT NULL,"
+           " location TEXT NOT NULL,"
+           " receipts TEXT NOT NULL,"
+           " state TEXT NOT NULL,"
+           " committed_at TEXT NOT NULL)"));
+  WRIT_RETURN_IF_ERROR(
+      Exec("CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY NOT NULL, value TEXT NOT NULL)"));
+  WRIT_RETURN_IF_ERROR(
+      Exec("INSERT OR IGNORE INTO meta(key, value) VALUES ('schema', 'writ.store/1')"));
+  // Added later: which authenticated sender delivered the bytes (rows from before say '').
+  if (!HasColumn("sender")) {
+    WRIT_RETURN_IF_ERROR(Exec("ALTER TABLE deliveries ADD COLUMN sender TEXT NOT NULL DEFAULT ''"));
+  }
+  has_sender_ = true;
+  return Status::Ok();
 }
 
 Index::Index(std::string path, Env* env) : path_(std::move(path)), env_(env) {}

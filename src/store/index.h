@@ -104,6 +104,7 @@ class Index {
   Index(std::string path, Env* env);
   Status Exec(const char* sql);
   bool HasColumn(const char* column);
+  Status CreateSchema();  // caller holds mu_
   Status Fail(const char* what, int rc);
   Status Transaction(IndexSync mode, IndexCommit* commit, const std::function<Status()>& body);
 

@@ -194,8 +194,8 @@ int RunCheck(const StoreFlags& f) {
     }
     std::cout << "checked " << rows->size() << " retained deliveries in "
               << Printable((*store)->dir()) << ": " << ok
-              << " match their digest and their signed receipts, " << mismatched.size()
-              << " do not" << std::endl;
+              << " match their digest and their signed receipts, " << mismatched.size() << " do not"
+              << std::endl;
   }
   if (!mismatched.empty()) {
     std::cerr << "writ: " << mismatched.size()
