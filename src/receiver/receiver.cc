@@ -9,6 +9,7 @@
 #include <mutex>
 #include <thread>
 
+#include "common/thread.h"
 #include "fabric/progress_loop.h"
 #include "protocol/control_channel.h"
 #include "receipt/context.h"
@@ -166,7 +167,7 @@ Status ReceiverImpl::Init() {
   progress_ = std::make_unique<fabric::ProgressLoop>(
       *core_.node, [this](const fabric::WorkCompletion& r) { OnRecord(r); });
   core_.progress = progress_.get();
-  accept_thread_ = std::thread([this] { AcceptLoop(); });
+  WRIT_RETURN_IF_ERROR(StartThread(accept_thread_, "the accept thread", [this] { AcceptLoop(); }));
   return Status::Ok();
 }
 
@@ -207,7 +208,7 @@ void ReceiverImpl::ReapFinished() {
 
 void ReceiverImpl::Admit(protocol::ControlChannel channel) {
   const ReceiverOptions& opt = core_.options;
-  const std::string& peer = channel.peer();
+  const std::string peer = channel.peer();  // a copy: the channel moves into the connection
   std::string address = peer.substr(0, peer.rfind(':'));
   size_t live = 0;
   size_t from_address = 0;
@@ -234,7 +235,14 @@ void ReceiverImpl::Admit(protocol::ControlChannel channel) {
   conns_.push_back(Running{
       std::make_unique<receiver::Connection>(core_, std::move(channel)), {}, std::move(address)});
   receiver::Connection* connection = conns_.back().connection.get();
-  conns_.back().thread = std::thread([connection] { connection->Run(); });
+  Status started = StartThread(conns_.back().thread, "a thread for the connection from " + peer,
+                               [connection] { connection->Run(); });
+  if (!started.ok()) {
+    // Under load the process may have no thread to give: this peer is refused, the serve
+    // goes on (an exception here used to end the process).
+    if (opt.on_connection_event) opt.on_connection_event(started.message());
+    conns_.pop_back();
+  }
 }
 
 bool ReceiverImpl::EvictIdlest() {

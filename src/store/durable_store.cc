@@ -110,7 +110,17 @@ class DurableWriter : public PayloadWriter {
       // Uncommitted: its bytes are discarded. (If this fails, recovery removes the orphan.)
       (void)store_.env_->Remove(store_.PathOf(renamed_ ? final_ : tmp_));
     }
-    store_.Release(meta_.bytes);
+    store_.Release(taken_);
+  }
+
+  // Called as each window is granted: the disk space for its bytes is promised now, not
+  // for the whole delivery at the announce (an announce that is never written must not
+  // hold a disk's worth of space from other senders). The bytes are copied, not placed.
+  Result<uint8_t*> Placement(uint64_t offset, uint64_t length) override {
+    (void)offset;
+    WRIT_RETURN_IF_ERROR(store_.Take(meta_.id, length));
+    taken_ += length;
+    return nullptr;
   }
 
   Status Write(uint64_t offset, std::span<const uint8_t> bytes) override {
@@ -192,6 +202,7 @@ class DurableWriter : public PayloadWriter {
   uint64_t direct_bytes_ = 0;
   bool renamed_ = false;
   bool committed_ = false;
+  uint64_t taken_ = 0;  // disk promised to this delivery so far (Placement)
 };
 
 Result<RetentionEvidence> DurableWriter::Commit(const std::vector<std::string>& receipts) {
@@ -669,6 +680,24 @@ void DurableStore::Undo(const std::string& id, const std::string& location) {
   if (deleted.ok()) (void)env_->Remove(PathOf(location));
 }
 
+Status DurableStore::Take(const std::string& id, uint64_t bytes) {
+  auto fs = env_->StatFs(dir_);
+  std::lock_guard lock(mu_);
+  if (fs.ok()) {
+    const uint64_t need = bytes + options_.reserve_bytes + in_flight_bytes_;
+    if (need > fs->free_bytes || need < bytes) {
+      return Status::Retention(
+          "disk full: delivery " + id + " needs " + std::to_string(bytes) +
+          " more bytes for its next window (plus " + std::to_string(options_.reserve_bytes) +
+          " kept for the index) but " + dir_ + " has " + std::to_string(fs->free_bytes) +
+          " bytes free, " + std::to_string(in_flight_bytes_) +
+          " of them promised to deliveries in progress");
+    }
+  }
+  in_flight_bytes_ += bytes;
+  return Status::Ok();
+}
+
 void DurableStore::Release(uint64_t bytes) {
   std::lock_guard lock(mu_);
   in_flight_bytes_ -= std::min(in_flight_bytes_, bytes);
@@ -769,26 +798,19 @@ Result<std::unique_ptr<PayloadWriter>> DurableStore::Begin(const DeliveryMeta& m
                                " earlier; restart the receiver so its store is re-checked");
     }
   }
+  // A delivery that could never fit is refused at once; space is promised per window.
   auto fs = env_->StatFs(dir_);
-  {
-    std::lock_guard lock(mu_);
-    if (fs.ok()) {
-      const uint64_t need = meta.bytes + options_.reserve_bytes + in_flight_bytes_;
-      if (need > fs->free_bytes || need < meta.bytes) {
-        return Status::Retention(
-            "disk full: delivery " + meta.id + " needs " + std::to_string(meta.bytes) +
-            " bytes (plus " + std::to_string(options_.reserve_bytes) + " kept for the index) but " +
-            dir_ + " has " + std::to_string(fs->free_bytes) + " bytes free, " +
-            std::to_string(in_flight_bytes_) + " of them promised to deliveries in progress");
-      }
-    }
-    in_flight_bytes_ += meta.bytes;
+  const uint64_t need = meta.bytes + options_.reserve_bytes;
+  if (fs.ok() && (need > fs->free_bytes || need < meta.bytes)) {
+    return Status::Retention("disk full: delivery " + meta.id + " needs " +
+                             std::to_string(meta.bytes) + " bytes (plus " +
+                             std::to_string(options_.reserve_bytes) + " kept for the index) but " +
+                             dir_ + " has " + std::to_string(fs->free_bytes) + " bytes free");
   }
   const uint64_t seq = next_seq_.fetch_add(1);
   const std::string tmp = Location(seq, ".tmp");
   auto fd = env_->Open(PathOf(tmp), O_CREAT | O_EXCL | O_RDWR, 0644);
   if (!fd.ok()) {
-    Release(meta.bytes);
     return Status::Retention("cannot create the payload file for " + meta.id + ": " +
                              fd.status().message());
   }

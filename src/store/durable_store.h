@@ -130,6 +130,9 @@ class DurableStore : public Store {
   void Undo(const std::string& id, const std::string& location);
   std::string PathOf(const std::string& location) const { return dir_ + "/" + location; }
   std::string Location(uint64_t seq, const char* suffix) const;
+  // Promises `bytes` of disk to a delivery in progress (kRetention "disk full" if they do
+  // not fit beside what is promised already); Release gives them back.
+  Status Take(const std::string& id, uint64_t bytes);
   void Release(uint64_t bytes);
 
   std::string dir_;

@@ -9,6 +9,8 @@
 #include <cstdio>
 #include <cstring>
 
+#include "common/thread.h"
+
 namespace writ::store {
 
 class VolatileWriter : public PayloadWriter {
@@ -246,7 +248,8 @@ Result<std::unique_ptr<VolatileStore>> VolatileStore::Open(Options options, Env*
   store->reserve_extents_ =
       static_cast<size_t>((options.reserve + options.extent_bytes - 1) / options.extent_bytes);
   if (store->reserve_extents_ > 0)
-    store->filler_ = std::thread([s = store.get()] { s->FillReserve(); });
+    WRIT_RETURN_IF_ERROR(StartThread(store->filler_, "the volatile reserve's thread",
+                                     [s = store.get()] { s->FillReserve(); }));
   return store;
 }
 

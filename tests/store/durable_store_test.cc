@@ -376,13 +376,20 @@ TEST(DurableStore, DiskFullIsARetentionFailureBeforeAnyByteMoves) {
   ASSERT_FALSE(writer.ok());
   EXPECT_EQ(writer.status().code(), ErrorCode::kRetention);
   EXPECT_THAT(writer.status().message(), HasSubstr("disk full"));
-  // Two deliveries in progress cannot both be promised the same free space.
+  // Space is promised as windows are granted (Placement), not at the announce: two
+  // deliveries may begin, but they cannot both be promised the same free space.
   auto first = store->Begin(MetaFor("one", small), RetentionClass::kProcessRestart);
   ASSERT_TRUE(first.ok());
-  auto second =
-      store->Begin(MetaFor("two", Bytes(16, 1536 << 10)), RetentionClass::kProcessRestart);
-  EXPECT_FALSE(second.ok());
+  const auto two = Bytes(16, 1536 << 10);
+  auto second = store->Begin(MetaFor("two", two), RetentionClass::kProcessRestart);
+  ASSERT_TRUE(second.ok()) << "an announce alone promises no space";
+  ASSERT_TRUE((*first)->Placement(0, small.size()).ok());
+  auto window = (*second)->Placement(0, two.size());
+  ASSERT_FALSE(window.ok());
+  EXPECT_THAT(window.status().message(), HasSubstr("disk full"));
   first->reset();
+  EXPECT_TRUE((*second)->Placement(0, two.size()).ok()) << "the first one's promise was released";
+  second->reset();
   EXPECT_EQ(ReadAll(*store, "small", small.size()), small);
 }
 
