@@ -315,6 +315,7 @@ Status Connection::BeginDelivery(const protocol::Announce& a, bool redelivery) {
   delivery_ =
       std::make_unique<InboundDelivery>(a, std::move(digester).value(), std::move(writer).value());
   delivery_->redelivery = redelivery;
+  delivery_->serial = core_.next_delivery_serial.fetch_add(1);
   claim_ = std::move(claim);
   receipts_.clear();
   idle_since_ns_ = 0;
@@ -397,7 +398,7 @@ Status Connection::GrantWindows() {
                          " windows in its other deliveries";
       break;
     }
-    auto window = core_.pool->TryAcquire(inbox_->event_fd(), d.window_count() > 0);
+    auto window = core_.pool->TryAcquire(inbox_->event_fd(), d.window_count() > 0, d.serial);
     if (!window) {
       core_.Unreserve(sender_, ReceiverCore::Usage::kWindows);
       window_wait_why_ = "all " + std::to_string(core_.pool->count()) +

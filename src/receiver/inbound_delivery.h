@@ -74,6 +74,9 @@ class InboundDelivery {
   // The store retains this id with this content already, delivered by another sender
   // (held_delivery_writer.h): validated, then answered with the retained receipts.
   bool redelivery = false;
+  // Unique over the receiver's life: the window pool clears a window handed from one
+  // delivery to another (never 0).
+  uint64_t serial = 0;
 
  private:
   Status ConsumeWindow(LiveWindow& w);

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <array>
+#include <atomic>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -72,6 +73,7 @@ struct ReceiverCore {
     if (it->second == std::array<uint32_t, 3>{}) usage.erase(it);
   }
 
+  std::atomic<uint64_t> next_delivery_serial{1};  // InboundDelivery::serial
   std::mutex ids_mu;
   std::set<std::string> active_ids;
   std::map<std::string, std::array<uint32_t, 3>> usage;  // sender -> count per Usage

@@ -29,32 +29,45 @@ Result<std::unique_ptr<WindowPool>> WindowPool::Create(uint64_t pool_bytes, uint
 }
 
 WindowPool::WindowPool(uint8_t* base, uint64_t mapped, uint64_t window_bytes, size_t total)
-    : base_(base), mapped_(mapped), window_bytes_(window_bytes), total_(total) {
+    : base_(base), mapped_(mapped), window_bytes_(window_bytes), total_(total), slots_(total) {
   for (size_t i = total; i-- > 0;) free_.push_back(static_cast<uint32_t>(i));
 }
 
 WindowPool::~WindowPool() { munmap(base_, mapped_); }
 
-std::optional<WindowPool::Window> WindowPool::TryAcquire(int waiter_eventfd, bool holds_windows) {
-  std::lock_guard lock(mu_);
-  const bool yields = holds_windows && std::any_of(waiters_.begin(), waiters_.end(), [&](auto& w) {
-                        return w.first != waiter_eventfd && w.second;
-                      });
-  if (free_.empty() || yields) {
-    waiters_[waiter_eventfd] = !holds_windows;
-    return std::nullopt;
+std::optional<WindowPool::Window> WindowPool::TryAcquire(int waiter_eventfd, bool holds_windows,
+                                                         uint64_t owner) {
+  uint32_t index = 0;
+  uint64_t clear = 0;
+  {
+    std::lock_guard lock(mu_);
+    const bool yields = holds_windows &&
+                        std::any_of(waiters_.begin(), waiters_.end(),
+                                    [&](auto& w) { return w.first != waiter_eventfd && w.second; });
+    if (free_.empty() || yields) {
+      waiters_[waiter_eventfd] = !holds_windows;
+      return std::nullopt;
+    }
+    waiters_.erase(waiter_eventfd);
+    index = free_.back();
+    free_.pop_back();
+    Slot& slot = slots_[index];
+    if (owner == 0 || slot.owner != owner) {
+      clear = slot.dirty;
+      slot.dirty = 0;
+    }
+    slot.owner = owner;
   }
-  waiters_.erase(waiter_eventfd);
-  const uint32_t index = free_.back();
-  free_.pop_back();
+  std::memset(data(index), 0, clear);  // outside the lock: the window is ours now
   return Window{index, data(index)};
 }
 
 void WindowPool::Release(uint32_t index, uint64_t exposed_bytes) {
-  std::memset(data(index), 0, std::min(exposed_bytes, window_bytes_));
   std::vector<int> wake;
   {
     std::lock_guard lock(mu_);
+    Slot& slot = slots_[index];
+    slot.dirty = std::max(slot.dirty, std::min(exposed_bytes, window_bytes_));
     free_.push_back(index);
     for (const auto& [fd, starving] : waiters_) wake.push_back(fd);
   }

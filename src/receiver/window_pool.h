@@ -1,9 +1,11 @@
 // The receiver's window pool: one mapping of --window-pool bytes cut into
 // fixed windows. Memory for windows is bounded by it, whatever the deliveries.
 //
-// A window is cleared when it comes back, over every byte a grant exposed: a sender can
-// notify a chunk without writing it (tcp reports no length for a remote write), so what a
-// window held for one delivery must never be there for the next to digest.
+// A window is cleared before it is handed to another delivery, over every byte grants
+// exposed: a sender can notify a chunk without writing it (tcp reports no length for a
+// remote write), so what a window held for one delivery must never be there for another
+// to digest. A delivery that streams through the pool gets its own slots back uncleared:
+// what they hold is its own bytes, and clearing 32 MiB per window would be on its path.
 #pragma once
 
 #include <cstdint>
@@ -34,9 +36,13 @@ class WindowPool {
   // waits, a caller that `holds_windows` already gets nothing, so a large delivery that
   // re-grants as it consumes cannot keep the pool from a waiting one (which would then be
   // refused "no window available" at its window-wait timeout).
-  std::optional<Window> TryAcquire(int waiter_eventfd, bool holds_windows = false);
-  // Zeroes the first `exposed_bytes` of the window (what was registered for a sender to
-  // write), then makes it free again. The caller has revoked the registration.
+  // `owner` names the delivery (0: none, always cleared); a window last used by another
+  // owner is cleared before it is returned.
+  std::optional<Window> TryAcquire(int waiter_eventfd, bool holds_windows = false,
+                                   uint64_t owner = 0);
+  // Makes the window free again; its first `exposed_bytes` (what was registered for a
+  // sender to write) are cleared before another owner gets it. The caller has revoked the
+  // registration.
   void Release(uint32_t index, uint64_t exposed_bytes);
   uint8_t* data(uint32_t index) const { return base_ + uint64_t{index} * window_bytes_; }
   void ForgetWaiter(int waiter_eventfd);
@@ -53,6 +59,11 @@ class WindowPool {
   size_t total_;
   std::mutex mu_;
   std::vector<uint32_t> free_;
+  struct Slot {
+    uint64_t owner = 0;  // the delivery that last held it
+    uint64_t dirty = 0;  // bytes from its start that grants exposed since it was cleared
+  };
+  std::vector<Slot> slots_;      // under mu_
   std::map<int, bool> waiters_;  // eventfd -> it holds no window (it goes first)
 };
 
