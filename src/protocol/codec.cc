@@ -217,26 +217,31 @@ Result<Message> DecodePayload(MessageType type, std::span<const uint8_t> payload
   return message;
 }
 
-std::vector<uint8_t> AnnounceSigningBytes(const Announce& announce, std::string_view receiver_id) {
-  Announce unsigned_copy = announce;
+namespace {
+
+// What a signature over `m` covers: a tag naming the kind of request, the receiver it is
+// for, then the message as encoded with its signature empty.
+template <typename Signed>
+std::vector<uint8_t> SigningBytes(std::string_view tag, const Signed& m,
+                                  std::string_view receiver_id) {
+  Signed unsigned_copy = m;
   unsigned_copy.signature.clear();
   std::vector<uint8_t> out;
   WireWriter w(out);
-  w.String("writ-announce-v1");
+  w.String(tag);
   w.String(receiver_id);
   Put(w, unsigned_copy);
   return out;
 }
 
+}  // namespace
+
+std::vector<uint8_t> AnnounceSigningBytes(const Announce& announce, std::string_view receiver_id) {
+  return SigningBytes("writ-announce-v1", announce, receiver_id);
+}
+
 std::vector<uint8_t> QuerySigningBytes(const Query& query, std::string_view receiver_id) {
-  Query unsigned_copy = query;
-  unsigned_copy.signature.clear();
-  std::vector<uint8_t> out;
-  WireWriter w(out);
-  w.String("writ-query-v1");
-  w.String(receiver_id);
-  Put(w, unsigned_copy);
-  return out;
+  return SigningBytes("writ-query-v1", query, receiver_id);
 }
 
 Result<Message> DecodeFrame(std::span<const uint8_t> frame, const Limits& limits) {
