@@ -302,13 +302,11 @@ Status Connection::BeginDelivery(const protocol::Announce& a, bool redelivery) {
   auto claim = std::make_unique<DeliveryClaim>(core_, a.delivery_id, sender_);
   auto digester = protocol::Digester::Create(a.rule);
   store::DeliveryMeta meta{a.delivery_id, a.bytes, a.chunk_size, a.rule, a.digest, identity_};
-  Result<std::unique_ptr<store::PayloadWriter>> writer = digester.status();
-  if (digester.ok() && redelivery) {
-    writer = std::unique_ptr<store::PayloadWriter>(
-        std::make_unique<HeldDeliveryWriter>(*core_.store, a.delivery_id));
-  } else if (digester.ok()) {
-    writer = core_.store->Begin(meta, a.retention);
-  }
+  Result<std::unique_ptr<store::PayloadWriter>> writer =
+      !digester.ok() ? Result<std::unique_ptr<store::PayloadWriter>>(digester.status())
+      : redelivery   ? Result<std::unique_ptr<store::PayloadWriter>>(
+                         std::make_unique<HeldDeliveryWriter>(*core_.store, a.delivery_id))
+                   : core_.store->Begin(meta, a.retention);
   if (!writer.ok()) {
     return Refuse(a.delivery_id, ReasonFor(writer.status()), writer.status().message());
   }
@@ -439,11 +437,10 @@ Status Connection::GrantOne(const WindowPool::Window& window, uint16_t tag) {
   // then only counts against the limit of windows in flight. Either way the store's
   // capacity for these bytes is taken now, as the window is granted, not at the announce.
   auto placement = d.writer().Placement(live.first_chunk * d.announce().chunk_size, live.length);
-  Result<fabric::MemoryRegion> region = placement.status();
-  if (placement.ok()) {
-    live.data = *placement != nullptr ? *placement : window.data;
-    region = core_.node->Register(live.data, live.length, fabric::Access::kRemoteWrite);
-  }
+  if (placement.ok()) live.data = *placement != nullptr ? *placement : window.data;
+  Result<fabric::MemoryRegion> region =
+      placement.ok() ? core_.node->Register(live.data, live.length, fabric::Access::kRemoteWrite)
+                     : Result<fabric::MemoryRegion>(placement.status());
   if (!region.ok()) {
     core_.router.Unbind(live.tag);
     core_.pool->Release(live.pool_index, 0);
