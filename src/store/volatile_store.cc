@@ -426,22 +426,25 @@ Status VolatileStore::Read(const std::string& id, uint64_t offset, std::span<uin
     extents = it->second.extents;  // retained entries are never removed while the store lives
     bytes = it->second.delivery.meta.bytes;
   }
-  if (offset > bytes || out.size() > bytes - offset) {
-    return Status::InvalidArgument("read past the end of delivery " + id);
-  }
-  while (!out.empty()) {
-    const size_t i = static_cast<size_t>(offset / extent_bytes_);
-    const uint64_t within = offset - i * extent_bytes_;
-    const size_t n = static_cast<size_t>(std::min<uint64_t>(out.size(), extent_bytes_ - within));
-    std::memcpy(out.data(), extents[i] + within, n);
-    out = out.subspan(n);
-    offset += n;
-  }
-  return Status::Ok();
+  return ReadByExtent(id, bytes, offset, out,
+                      [&](size_t i, uint64_t within, std::span<uint8_t> part) {
+                        std::memcpy(part.data(), extents[i] + within, part.size());
+                        return Status::Ok();
+                      });
 }
 
 Status VolatileStore::ReadExtents(const std::vector<int>& extents, const std::string& id,
                                   uint64_t bytes, uint64_t offset, std::span<uint8_t> out) {
+  return ReadByExtent(id, bytes, offset, out,
+                      [&](size_t i, uint64_t within, std::span<uint8_t> part) {
+                        Status s = env_->ReadAt(extents[i], part, within);
+                        return s.ok() ? s : s.Annotate("volatile store: read of " + id);
+                      });
+}
+
+Status VolatileStore::ReadByExtent(
+    const std::string& id, uint64_t bytes, uint64_t offset, std::span<uint8_t> out,
+    const std::function<Status(size_t, uint64_t, std::span<uint8_t>)>& read_part) const {
   if (offset > bytes || out.size() > bytes - offset) {
     return Status::InvalidArgument("read past the end of delivery " + id);
   }
@@ -449,8 +452,7 @@ Status VolatileStore::ReadExtents(const std::vector<int>& extents, const std::st
     const size_t i = static_cast<size_t>(offset / extent_bytes_);
     const uint64_t within = offset - i * extent_bytes_;
     const size_t n = static_cast<size_t>(std::min<uint64_t>(out.size(), extent_bytes_ - within));
-    Status s = env_->ReadAt(extents[i], out.first(n), within);
-    if (!s.ok()) return s.Annotate("volatile store: read of " + id);
+    WRIT_RETURN_IF_ERROR(read_part(i, within, out.first(n)));
     out = out.subspan(n);
     offset += n;
   }

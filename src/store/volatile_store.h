@@ -78,6 +78,11 @@ class VolatileStore : public Store {
       : dir_(std::move(dir)), capacity_(capacity), env_(env) {}
   uint64_t extent_bytes_ = 64ull << 20;
   void Release(uint64_t bytes);
+  // Splits [offset, offset + out.size()) of a delivery of `bytes` at extent boundaries and
+  // reads each part with read_part(extent index, offset within it, part of out).
+  Status ReadByExtent(
+      const std::string& id, uint64_t bytes, uint64_t offset, std::span<uint8_t> out,
+      const std::function<Status(size_t, uint64_t, std::span<uint8_t>)>& read_part) const;
   Status ReadExtents(const std::vector<int>& extents, const std::string& id, uint64_t bytes,
                      uint64_t offset, std::span<uint8_t> out);
   Status Insert(Entry entry);
