@@ -54,45 +54,53 @@ bool Reached(const HostileOutcome& out, const std::string& rung) {
   return std::find(out.rungs.begin(), out.rungs.end(), rung) != out.rungs.end();
 }
 
+// Each test: a real `writ serve`, a victim delivery of 64 KiB as `victim_id` by a real
+// sender, and an attacker connected to the same serve.
 class NotifyWithoutWriting : public ::testing::TestWithParam<std::string> {
  protected:
   void SetUp() override {
     if (!ProviderAvailable(GetParam()))
       GTEST_SKIP() << "provider " << GetParam() << " is not available here";
   }
+  // Returns false (with the test failed) when the serve, the victim or the attacker fails.
+  bool Prepare(const std::string& victim_id) {
+    serve_ = Serve::Start(GetParam());
+    if (!serve_) return false;
+    victim_ = Deliver(*serve_, dir_, victim_id, 64 << 10);
+    auto attacker = NotifyingSender::Connect(serve_->address(), GetParam());
+    EXPECT_TRUE(attacker.ok()) << attacker.status().ToString();
+    if (!attacker.ok()) return false;
+    attacker_ = std::move(attacker).value();
+    return !victim_.digest.empty();
+  }
+
+  TempDir dir_;
+  std::unique_ptr<Serve> serve_;
+  Victim victim_;
+  std::unique_ptr<NotifyingSender> attacker_;
 };
 
 // The window the attacker is granted is the one the victim's bytes were just consumed
 // from (the pool hands out the most recently released window first).
 TEST_P(NotifyWithoutWriting, ANotifiedButUnwrittenDeliveryFailsValidation) {
-  TempDir dir;
-  auto serve = Serve::Start(GetParam());
-  ASSERT_TRUE(serve);
-  const Victim victim = Deliver(*serve, dir, "victim", 64 << 10);
-  auto attacker = NotifyingSender::Connect(serve->address(), GetParam());
-  ASSERT_TRUE(attacker.ok()) << attacker.status().ToString();
-  HostileOutcome out = (*attacker)->Run(AnnounceOf("copy", victim), 20s);
+  ASSERT_TRUE(Prepare("victim"));
+  HostileOutcome out = attacker_->Run(AnnounceOf("copy", victim_), 20s);
   EXPECT_GT(out.notifications, 0u) << "the attacker was never granted a window";
   EXPECT_FALSE(Reached(out, "validated")) << "a validated receipt for bytes never sent";
   EXPECT_FALSE(Reached(out, "retained"));
   ASSERT_EQ(out.refusals.size(), 1u);
   EXPECT_EQ(out.refusals[0].reason, protocol::RefuseReason::kValidation);
-  CommandRun query = RunWrit({"query", "copy", "--to", serve->address()});
+  CommandRun query = RunWrit({"query", "copy", "--to", serve_->address()});
   EXPECT_EQ(query.exit_code, 1) << "the victim's bytes are held under the attacker's id";
 }
 
 // A refusal names what was wrong, never a value computed over the received bytes: with
 // it, a sender that writes nothing could read a window out a probe at a time.
 TEST_P(NotifyWithoutWriting, NoRefusalCarriesADigestOfWhatTheWindowHeld) {
-  TempDir dir;
-  auto serve = Serve::Start(GetParam());
-  ASSERT_TRUE(serve);
-  const Victim victim = Deliver(*serve, dir, "victim", 64 << 10);
-  auto attacker = NotifyingSender::Connect(serve->address(), GetParam());
-  ASSERT_TRUE(attacker.ok()) << attacker.status().ToString();
-  Victim wrong = victim;
+  ASSERT_TRUE(Prepare("victim"));
+  Victim wrong = victim_;
   wrong.digest.assign(wrong.digest.size(), 0x11);
-  HostileOutcome out = (*attacker)->Run(AnnounceOf("probe", wrong), 20s);
+  HostileOutcome out = attacker_->Run(AnnounceOf("probe", wrong), 20s);
   ASSERT_EQ(out.refusals.size(), 1u);
   const std::string& detail = out.refusals[0].detail;
   EXPECT_EQ(out.refusals[0].reason, protocol::RefuseReason::kValidation) << detail;
@@ -102,13 +110,8 @@ TEST_P(NotifyWithoutWriting, NoRefusalCarriesADigestOfWhatTheWindowHeld) {
 
 // Knowing a retained delivery's digest (query publishes it) is not having its bytes.
 TEST_P(NotifyWithoutWriting, KnowingADigestIsNotHoldingTheBytes) {
-  TempDir dir;
-  auto serve = Serve::Start(GetParam());
-  ASSERT_TRUE(serve);
-  const Victim victim = Deliver(*serve, dir, "held", 64 << 10);
-  auto attacker = NotifyingSender::Connect(serve->address(), GetParam());
-  ASSERT_TRUE(attacker.ok()) << attacker.status().ToString();
-  HostileOutcome out = (*attacker)->Run(AnnounceOf("held", victim), 20s);
+  ASSERT_TRUE(Prepare("held"));
+  HostileOutcome out = attacker_->Run(AnnounceOf("held", victim_), 20s);
   // `received` may come (it attests notifications, and says it does not establish how many
   // bytes were placed); nothing above it may.
   EXPECT_FALSE(Reached(out, "validated")) << "the held delivery's receipts, without its bytes";
@@ -116,7 +119,7 @@ TEST_P(NotifyWithoutWriting, KnowingADigestIsNotHoldingTheBytes) {
   EXPECT_GT(out.grants, 0u) << "without proof the bytes must move";
   ASSERT_EQ(out.refusals.size(), 1u);
   EXPECT_EQ(out.refusals[0].reason, protocol::RefuseReason::kValidation);
-  CommandRun query = RunWrit({"query", "held", "--to", serve->address(), "--json"});
+  CommandRun query = RunWrit({"query", "held", "--to", serve_->address(), "--json"});
   EXPECT_EQ(query.exit_code, 0) << "the victim's delivery is still held";
 }
 
