@@ -9,6 +9,7 @@
 
 #include "fabric/node.h"
 #include "fabric/progress_loop.h"
+#include "requirement.h"
 #include "tcp_loopback.h"
 
 namespace writ::fabric {
@@ -29,8 +30,8 @@ bool Eventually(Predicate done) {
 
 TEST(TargetEndpoints, AConnectionWhosePeerLeftIsReleased) {
   auto target = FabricNode::Open(LoopbackTcpTarget());
-  if (!target.ok())
-    GTEST_SKIP() << "the tcp provider cannot serve here: " << target.status().ToString();
+  REQUIRE_OR_FAIL(target.ok(),
+                  "the tcp provider cannot serve here: " << target.status().ToString());
   ProgressLoop loop(**target, [](const WorkCompletion&) {});
   auto address = (*target)->LocalAddressText();
   ASSERT_TRUE(address.ok());

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "fabric/node.h"
+#include "requirement.h"
 
 namespace writ::fabric {
 namespace {
@@ -37,8 +38,7 @@ bool SplitRegionName(const std::string& address, std::string* stem, int* index) 
 
 TEST(ShmStaleRegion, ARegionLeftUnderOurOwnPidDoesNotStopTheNextEndpoint) {
   auto first = OpenShm();
-  if (!first.ok())
-    GTEST_SKIP() << "the shm provider cannot open here: " << first.status().ToString();
+  REQUIRE_OR_FAIL(first.ok(), "the shm provider cannot open here: " << first.status().ToString());
   auto address = (*first)->LocalAddress();
   ASSERT_TRUE(address.ok()) << address.status().ToString();
   std::string stem;
@@ -65,7 +65,7 @@ TEST(ShmStaleRegion, ARegionLeftUnderOurOwnPidDoesNotStopTheNextEndpoint) {
 // The address comes from the peer, and fi_av_insert reads an shm address up to its NUL.
 TEST(ShmPeers, AnAddressWithoutItsTerminatingNulIsRefusedNotRead) {
   auto node = OpenShm();
-  if (!node.ok()) GTEST_SKIP() << "the shm provider cannot open here: " << node.status().ToString();
+  REQUIRE_OR_FAIL(node.ok(), "the shm provider cannot open here: " << node.status().ToString());
   const std::string text = "fi_shm://4242:0:0";
   const std::vector<uint8_t> unterminated(text.begin(), text.end());
   auto refused = (*node)->AddPeer(unterminated);

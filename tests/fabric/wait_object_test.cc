@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "fabric/node.h"
+#include "requirement.h"
 #include "tcp_loopback.h"
 
 namespace writ::fabric {
@@ -38,8 +39,8 @@ int WaitReadable(std::vector<pollfd>& fds, std::chrono::milliseconds timeout) {
 
 TEST(WaitObjects, TcpTargetWakesForAnEndpointAndForAnIncomingWrite) {
   auto target = FabricNode::Open(LoopbackTcpTarget());
-  if (!target.ok())
-    GTEST_SKIP() << "the tcp provider cannot serve here: " << target.status().ToString();
+  REQUIRE_OR_FAIL(target.ok(),
+                  "the tcp provider cannot serve here: " << target.status().ToString());
   ASSERT_TRUE((*target)->can_wait()) << "tcp completion queues are opened with FI_WAIT_FD";
   auto address = (*target)->LocalAddressText();
   ASSERT_TRUE(address.ok());
@@ -95,7 +96,7 @@ TEST(WaitObjects, ShmKeepsPolling) {
   NodeOptions options;
   options.provider.provider = "shm";
   auto node = FabricNode::Open(options);
-  if (!node.ok()) GTEST_SKIP() << "the shm provider cannot open here: " << node.status().ToString();
+  REQUIRE_OR_FAIL(node.ok(), "the shm provider cannot open here: " << node.status().ToString());
   EXPECT_FALSE((*node)->can_wait());
   std::vector<pollfd> fds;
   auto prepared = (*node)->PrepareWait(fds);

@@ -10,6 +10,7 @@
 #include <thread>
 
 #include "fault_harness.h"
+#include "requirement.h"
 
 namespace writ::testing::faults {
 namespace {
@@ -18,7 +19,7 @@ using namespace std::chrono_literals;
 using Clock = std::chrono::steady_clock;
 
 TEST(Crash, ReceiverKilledAtRandomMomentsKeepsEveryReceiptedDelivery) {
-  if (!ProviderAvailable("tcp")) GTEST_SKIP() << "the tcp provider cannot serve here";
+  REQUIRE_OR_FAIL(ProviderAvailable("tcp"), "the tcp provider cannot serve here");
   const int iterations = Iterations(25);
   const uint64_t seed = Seed("crash");
   std::mt19937_64 rng(seed);

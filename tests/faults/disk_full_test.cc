@@ -14,6 +14,7 @@
 #include <filesystem>
 
 #include "fault_harness.h"
+#include "requirement.h"
 
 namespace writ::testing::faults {
 namespace {
@@ -57,10 +58,10 @@ void ExpectIntact(const std::string& address, const std::string& data,
 }
 
 TEST(DiskFull, DeliveriesThatNoLongerFitExitSixAndNothingReceiptedIsLost) {
-  if (!ProviderAvailable("tcp")) GTEST_SKIP() << "the tcp provider cannot serve here";
+  REQUIRE_OR_FAIL(ProviderAvailable("tcp"), "the tcp provider cannot serve here");
   TempDir dir;
   SmallTmpfs fs(dir.File("mnt"), "24m");
-  if (!fs.mounted()) GTEST_SKIP() << "cannot mount a tmpfs here (needs root): " << fs.why();
+  REQUIRE_OR_FAIL(fs.mounted(), "cannot mount a tmpfs here (needs root): " << fs.why());
   const std::string data = dir.File("mnt") + "/data";
   const std::vector<std::string> extra = {"--identity", dir.File("identity")};
   auto receiver = Receiver::Start(data, dir.File("serve.err"), extra);
@@ -98,10 +99,10 @@ TEST(DiskFull, DeliveriesThatNoLongerFitExitSixAndNothingReceiptedIsLost) {
 }
 
 TEST(DiskFull, RunningOutOfSpaceWhileWritingExitsSixAndIsNotSticky) {
-  if (!ProviderAvailable("tcp")) GTEST_SKIP() << "the tcp provider cannot serve here";
+  REQUIRE_OR_FAIL(ProviderAvailable("tcp"), "the tcp provider cannot serve here");
   TempDir dir;
   SmallTmpfs fs(dir.File("mnt"), "160m");
-  if (!fs.mounted()) GTEST_SKIP() << "cannot mount a tmpfs here (needs root): " << fs.why();
+  REQUIRE_OR_FAIL(fs.mounted(), "cannot mount a tmpfs here (needs root): " << fs.why());
   const std::string data = dir.File("mnt") + "/data";
   const std::vector<std::string> extra = {"--identity", dir.File("identity")};
   auto receiver = Receiver::Start(data, dir.File("serve.err"), extra);

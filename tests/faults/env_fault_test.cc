@@ -14,6 +14,7 @@
 #include <filesystem>
 
 #include "fault_harness.h"
+#include "requirement.h"
 
 namespace writ::testing::faults {
 namespace {
@@ -31,7 +32,7 @@ bool LongRun() {
 class EnvFaults : public ::testing::TestWithParam<std::string> {
  protected:
   void SetUp() override {
-    if (!ProviderAvailable("tcp")) GTEST_SKIP() << "the tcp provider cannot serve here";
+    REQUIRE_OR_FAIL(ProviderAvailable("tcp"), "the tcp provider cannot serve here");
     // One data directory holding an earlier power-loss delivery, copied for every case.
     WritePatternFile(dir_.File("earlier"), 1, 300000);
     WritePatternFile(dir_.File("d"), 2, 200000);

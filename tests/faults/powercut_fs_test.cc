@@ -12,6 +12,7 @@
 #include <string>
 
 #include "powercut_control.h"
+#include "requirement.h"
 #include "writ_harness.h"
 
 namespace writ::testing::faults {
@@ -25,7 +26,7 @@ class PowerCutFsTest : public ::testing::Test {
     fs_.reset();
     std::string why;
     fs_ = PowerCutFs::Mount(dir_.File("state"), dir_.File("mnt"), &why, option);
-    if (!fs_) GTEST_SKIP() << "cannot mount a FUSE file system here: " << why;
+    REQUIRE_OR_FAIL(fs_, "cannot mount a FUSE file system here: " << why);
   }
   // Power cut, then a new daemon on the same state: only what was durable is left.
   void CutAndRemount() {

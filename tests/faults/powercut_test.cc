@@ -13,6 +13,7 @@
 
 #include "fault_harness.h"
 #include "powercut_control.h"
+#include "requirement.h"
 
 namespace writ::testing::faults {
 namespace {
@@ -21,12 +22,12 @@ using namespace std::chrono_literals;
 using Clock = std::chrono::steady_clock;
 
 TEST(PowerCut, EveryPowerLossReceiptSurvivesCutsAtRandomMoments) {
-  if (!ProviderAvailable("tcp")) GTEST_SKIP() << "the tcp provider cannot serve here";
+  REQUIRE_OR_FAIL(ProviderAvailable("tcp"), "the tcp provider cannot serve here");
   TempDir dir;
   const std::string state = dir.File("fs-state"), mnt = dir.File("mnt");
   std::string why;
   auto fs = PowerCutFs::Mount(state, mnt, &why);
-  if (!fs) GTEST_SKIP() << "cannot mount a FUSE file system here: " << why;
+  REQUIRE_OR_FAIL(fs, "cannot mount a FUSE file system here: " << why);
 
   const int iterations = Iterations(25);
   const uint64_t seed = Seed("powercut");

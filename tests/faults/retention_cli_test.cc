@@ -8,6 +8,7 @@
 #include <filesystem>
 
 #include "fault_harness.h"
+#include "requirement.h"
 
 namespace writ::testing::faults {
 namespace {
@@ -17,7 +18,7 @@ using json = nlohmann::json;
 class RetentionCli : public ::testing::Test {
  protected:
   void SetUp() override {
-    if (!ProviderAvailable("tcp")) GTEST_SKIP() << "the tcp provider cannot serve here";
+    REQUIRE_OR_FAIL(ProviderAvailable("tcp"), "the tcp provider cannot serve here");
     data_ = dir_.File("data");
   }
   json Retained(const CommandRun& run) {

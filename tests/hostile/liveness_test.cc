@@ -17,6 +17,7 @@
 #include "protocol/control_channel.h"
 #include "protocol/socket.h"
 #include "receipt/identity.h"
+#include "requirement.h"
 #include "writ/sender.h"
 #include "writ_harness.h"
 
@@ -143,7 +144,7 @@ TEST(Liveness, GrantedWindowNeverWrittenIsRevokedForTheNextSender) {
               "--grant-unused-timeout", "1s", "--window-wait-timeout", "30s"});
   ASSERT_TRUE(serve);
   auto attacker = Attacker::Connect(serve->address(), nullptr, "127.0.0.2");
-  if (!attacker) GTEST_SKIP() << "cannot connect from 127.0.0.2 here";
+  REQUIRE_OR_FAIL(attacker, "cannot connect from 127.0.0.2 here");
   ASSERT_TRUE(attacker->channel.Send(AnnounceOf("hog", 4 << 20)).ok());
   ASSERT_EQ(attacker->Next(), "grant");  // the only window, held and never written
   WritePatternFile(dir.File("honest"), 5, 1 << 20);
@@ -161,7 +162,7 @@ TEST(Liveness, SenderWaitingForAWindowIsToldNoWindowAvailable) {
               "--grant-unused-timeout", "60s", "--window-wait-timeout", "1s"});
   ASSERT_TRUE(serve);
   auto holder = Attacker::Connect(serve->address(), nullptr, "127.0.0.2");
-  if (!holder) GTEST_SKIP() << "cannot connect from 127.0.0.2 here";
+  REQUIRE_OR_FAIL(holder, "cannot connect from 127.0.0.2 here");
   ASSERT_TRUE(holder->channel.Send(AnnounceOf("holder", 4 << 20)).ok());
   ASSERT_EQ(holder->Next(), "grant");
   WritePatternFile(dir.File("waits"), 6, 1 << 20);
@@ -184,7 +185,7 @@ TEST(Admission, IdleConnectionsCannotLockOutASender) {
     for (int i = 0; i < 6; ++i) {
       protocol::Message first;
       auto a = Attacker::Connect(serve->address(), &first, source);
-      if (!a && i == 0) GTEST_SKIP() << "cannot connect from " << source << " here";
+      REQUIRE_OR_FAIL(a && i == 0, "cannot connect from " << source << " here");
       ASSERT_TRUE(a);
       if (i < 4) {
         EXPECT_TRUE(IsHello(first)) << source << " connection " << i;
@@ -238,7 +239,7 @@ TEST(Admission, OneSenderKeyCannotHoldEveryConnection) {
   for (const char* source : {"127.0.0.2", "127.0.0.3", "127.0.0.4"}) {
     protocol::Message hello;
     auto a = Attacker::Connect(serve->address(), &hello, source);
-    if (!a) GTEST_SKIP() << "cannot connect from " << source << " here";
+    REQUIRE_OR_FAIL(a, "cannot connect from " << source << " here");
     ASSERT_TRUE(IsHello(hello));
     const std::string receiver_id = std::get<protocol::Hello>(hello).receiver_id;
     ASSERT_TRUE(a->channel.Send(SignedBy(*mallory, receiver_id, "m-" + std::to_string(n++))).ok());
@@ -285,7 +286,7 @@ TEST(Admission, AnAnnounceReservesCapacityOnlyAsWindowsAreGranted) {
                                     "128MiB", "--window-size", "1MiB", "--window-pool", "16MiB"});
   ASSERT_TRUE(serve);
   auto hog = Attacker::Connect(serve->address(), nullptr, "127.0.0.2");
-  if (!hog) GTEST_SKIP() << "cannot connect from 127.0.0.2 here";
+  REQUIRE_OR_FAIL(hog, "cannot connect from 127.0.0.2 here");
   // All of the store's capacity announced, a few windows granted, nothing written.
   ASSERT_TRUE(hog->channel.Send(AnnounceOf("hog", 128ull << 20)).ok());
   ASSERT_EQ(hog->Next(), "grant");

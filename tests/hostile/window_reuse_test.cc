@@ -9,6 +9,7 @@
 
 #include "notifying_sender.h"
 #include "protocol/digest.h"
+#include "requirement.h"
 #include "writ_harness.h"
 
 namespace writ::testing {
@@ -59,8 +60,8 @@ bool Reached(const HostileOutcome& out, const std::string& rung) {
 class NotifyWithoutWriting : public ::testing::TestWithParam<std::string> {
  protected:
   void SetUp() override {
-    if (!ProviderAvailable(GetParam()))
-      GTEST_SKIP() << "provider " << GetParam() << " is not available here";
+    REQUIRE_OR_FAIL(ProviderAvailable(GetParam()),
+                    "provider " << GetParam() << " is not available here");
   }
   // Returns false (with the test failed) when the serve, the victim or the attacker fails.
   bool Prepare(const std::string& victim_id) {

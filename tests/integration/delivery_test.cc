@@ -11,6 +11,8 @@
 
 #include "protocol/codec.h"
 #include "protocol/frame.h"
+#include "provider_matrix.h"
+#include "requirement.h"
 #include "writ_harness.h"
 
 namespace writ::testing {
@@ -25,17 +27,10 @@ constexpr uint64_t kRc233Bytes = 25165824;
 class Deliveries : public ::testing::TestWithParam<std::string> {
  protected:
   void SetUp() override {
-    if (!ProviderAvailable(GetParam())) {
-      GTEST_SKIP() << "provider " << GetParam() << " cannot serve on this machine";
-    }
+    REQUIRE_OR_FAIL(ProviderAvailable(GetParam()),
+                    "provider " << GetParam() << " cannot serve on this machine");
   }
 };
-
-std::string ParamName(const ::testing::TestParamInfo<std::string>& info) {
-  std::string n = info.param;
-  for (auto& c : n) c = std::isalnum(static_cast<unsigned char>(c)) ? c : '_';
-  return n;
-}
 
 TEST_P(Deliveries, Rc233ThreeChunksOneDeliveryReceiptsInRungOrder) {
   TempDir dir;
@@ -272,7 +267,9 @@ TEST_P(Deliveries, RetentionNotOfferedExitsSix) {
   EXPECT_NE(run.err.find("retention"), std::string::npos);
 }
 
-INSTANTIATE_TEST_SUITE_P(Loopback, Deliveries, ::testing::Values("tcp", "shm"), ParamName);
+INSTANTIATE_TEST_SUITE_P(Loopback, Deliveries,
+                         ::testing::ValuesIn(testing::LoopbackProviderNames()),
+                         testing::ProviderName);
 
 // Hostile control connections: each gets a named refusal, and the server keeps serving.
 int RawConnect(const std::string& address) {

@@ -12,6 +12,8 @@
 
 #include "protocol/codec.h"
 #include "protocol/digest.h"
+#include "provider_matrix.h"
+#include "requirement.h"
 #include "writ/sender.h"
 #include "writ_harness.h"
 
@@ -25,9 +27,8 @@ constexpr uint64_t kMiB = 1024 * 1024;
 class Sessions : public ::testing::TestWithParam<std::string> {
  protected:
   void SetUp() override {
-    if (!ProviderAvailable(GetParam())) {
-      GTEST_SKIP() << "provider " << GetParam() << " cannot serve on this machine";
-    }
+    REQUIRE_OR_FAIL(ProviderAvailable(GetParam()),
+                    "provider " << GetParam() << " cannot serve on this machine");
     serve_ = Serve::Start(GetParam());
     ASSERT_TRUE(serve_);
   }
@@ -52,12 +53,6 @@ class Sessions : public ::testing::TestWithParam<std::string> {
   TempDir dir_;
   std::unique_ptr<Serve> serve_;
 };
-
-std::string ParamName(const ::testing::TestParamInfo<std::string>& info) {
-  std::string n = info.param;
-  for (auto& c : n) c = std::isalnum(static_cast<unsigned char>(c)) ? c : '_';
-  return n;
-}
 
 std::vector<uint8_t> ReadAll(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
@@ -303,7 +298,8 @@ TEST_P(Sessions, ReceiverKilledBetweenDeliveries) {
   EXPECT_FALSE(sender->usable());
 }
 
-INSTANTIATE_TEST_SUITE_P(Providers, Sessions, ::testing::Values("tcp", "shm"), ParamName);
+INSTANTIATE_TEST_SUITE_P(Providers, Sessions, ::testing::ValuesIn(testing::LoopbackProviderNames()),
+                         testing::ProviderName);
 
 }  // namespace
 }  // namespace writ::testing

@@ -23,18 +23,6 @@ std::string WritBinary() {
   return other != nullptr && *other != '\0' ? other : WRIT_BINARY;
 }
 
-TempDir::TempDir() {
-  const char* tmp = std::getenv("TMPDIR");
-  std::string tmpl = std::string(tmp && *tmp ? tmp : "/tmp") + "/writ-test-XXXXXX";
-  if (mkdtemp(tmpl.data()) == nullptr) ADD_FAILURE() << "mkdtemp failed";
-  path_ = tmpl;
-}
-
-TempDir::~TempDir() {
-  std::error_code ec;
-  std::filesystem::remove_all(path_, ec);
-}
-
 void WritePatternFile(const std::string& path, uint64_t stream, uint64_t bytes) {
   std::ofstream out(path, std::ios::binary);
   std::vector<uint8_t> block(1 << 20);

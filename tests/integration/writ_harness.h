@@ -9,22 +9,11 @@
 #include <vector>
 
 #include "child_process.h"
+#include "temp_dir.h"
 
 namespace writ::testing {
 
 std::string WritBinary();
-
-// A fresh directory under $TMPDIR (or /tmp), removed with everything in it.
-class TempDir {
- public:
-  TempDir();
-  ~TempDir();
-  const std::string& path() const { return path_; }
-  std::string File(const std::string& name) const { return path_ + "/" + name; }
-
- private:
-  std::string path_;
-};
 
 // Writes `bytes` of the position-dependent pattern of `stream`.
 void WritePatternFile(const std::string& path, uint64_t stream, uint64_t bytes);

@@ -4,6 +4,7 @@
 
 #include <random>
 
+#include "random_bytes.h"
 #include "test_util.h"
 
 namespace writ::protocol {
@@ -105,9 +106,8 @@ TEST(Digest, UnknownRule) {
 
 // Random splits, including empty pieces, must equal the one-shot digest.
 TEST(Digest, ChunkedUpdateEqualsOneShot) {
+  const std::vector<uint8_t> data = writ::testing::RandomBytes(233, 3 * 1024 * 1024 + 17);
   std::mt19937_64 rng(233);
-  std::vector<uint8_t> data(3 * 1024 * 1024 + 17);
-  for (auto& b : data) b = static_cast<uint8_t>(rng());
   for (Rule rule : {Rule::kXxh3_128, Rule::kCrc32c, Rule::kSha256}) {
     SCOPED_TRACE(std::string(RuleName(rule)));
     auto whole = DigestOf(rule, data);

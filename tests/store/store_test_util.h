@@ -12,34 +12,17 @@
 #include <vector>
 
 #include "protocol/digest.h"
+#include "random_bytes.h"
 #include "store/durable_store.h"
 #include "store/fault_env.h"
+#include "temp_dir.h"
 
 namespace writ::store::testing {
 
-class TempDir {
- public:
-  TempDir() {
-    const char* tmp = std::getenv("TMPDIR");
-    std::string tmpl = std::string(tmp && *tmp ? tmp : "/tmp") + "/writ-store-XXXXXX";
-    if (mkdtemp(tmpl.data()) == nullptr) ADD_FAILURE() << "mkdtemp";
-    path_ = tmpl;
-  }
-  ~TempDir() {
-    std::error_code ec;
-    std::filesystem::remove_all(path_, ec);
-  }
-  const std::string& path() const { return path_; }
-
- private:
-  std::string path_;
-};
+using writ::testing::TempDir;
 
 inline std::vector<uint8_t> Bytes(uint64_t seed, size_t n) {
-  std::mt19937_64 rng(seed);
-  std::vector<uint8_t> out(n);
-  for (auto& b : out) b = static_cast<uint8_t>(rng());
-  return out;
+  return writ::testing::RandomBytes(seed, n);
 }
 
 inline DeliveryMeta MetaFor(const std::string& id, const std::vector<uint8_t>& bytes,

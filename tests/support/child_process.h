@@ -18,8 +18,8 @@ class ChildProcess {
  public:
   // stderr goes to `stderr_path` when given (else it is inherited); `merge_stderr`
   // sends it into the stdout pipe instead.
-  static Result<ChildProcess> Start(const std::vector<std::string>& argv,
-                                    bool merge_stderr = false, const std::string& stderr_path = "");
+  static Result<ChildProcess> Start(const std::vector<std::string>& argv, bool merge_stderr = false,
+                                    const std::string& stderr_path = "");
   ChildProcess(ChildProcess&& other) noexcept;
   ChildProcess& operator=(ChildProcess&&) = delete;
   ~ChildProcess();

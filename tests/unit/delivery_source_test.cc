@@ -6,39 +6,35 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
-#include <cstdlib>
-#include <random>
+#include <fstream>
 #include <string>
 #include <vector>
 
 #include "protocol/digest.h"
+#include "random_bytes.h"
+#include "temp_dir.h"
 
 namespace writ::sender {
 namespace {
 
+// A file holding `bytes`, in its own temporary directory.
 class TempFile {
  public:
-  explicit TempFile(const std::vector<uint8_t>& bytes) {
-    const char* dir = std::getenv("TMPDIR");
-    path_ = std::string(dir && *dir ? dir : "/tmp") + "/writ-source-XXXXXX";
-    const int fd = mkstemp(path_.data());
-    EXPECT_GE(fd, 0);
-    EXPECT_EQ(write(fd, bytes.data(), bytes.size()), static_cast<ssize_t>(bytes.size()));
-    close(fd);
+  explicit TempFile(const std::vector<uint8_t>& bytes)
+      : dir_("writ-source"), path_(dir_.File("source")) {
+    std::ofstream out(path_, std::ios::binary);
+    out.write(reinterpret_cast<const char*>(bytes.data()),
+              static_cast<std::streamsize>(bytes.size()));
+    EXPECT_TRUE(out.good()) << "writing " << path_;
   }
-  ~TempFile() { unlink(path_.c_str()); }
   const std::string& path() const { return path_; }
 
  private:
+  writ::testing::TempDir dir_;
   std::string path_;
 };
 
-std::vector<uint8_t> RandomBytes(size_t n) {
-  std::mt19937_64 rng(n);
-  std::vector<uint8_t> v(n);
-  for (auto& b : v) b = static_cast<uint8_t>(rng());
-  return v;
-}
+std::vector<uint8_t> RandomBytes(size_t n) { return writ::testing::RandomBytes(n, n); }
 
 std::vector<uint8_t> DigestOf(const std::vector<uint8_t>& bytes, Rule rule) {
   auto digester = protocol::Digester::Create(rule);

@@ -7,6 +7,7 @@
 #include "fabric/node.h"
 #include "receiver/notification_router.h"
 #include "receiver/window_pool.h"
+#include "requirement.h"
 
 namespace writ::receiver {
 namespace {
@@ -94,8 +95,7 @@ TEST(InboundDelivery, AWindowIsRevokedBeforeAnyOfItsBytesAreDigested) {
   fabric::NodeOptions options;
   options.provider.provider = "shm";
   auto node = fabric::FabricNode::Open(options);
-  if (!node.ok())
-    GTEST_SKIP() << "no provider to register memory with: " << node.status().ToString();
+  REQUIRE_OR_FAIL(node.ok(), "no provider to register memory with: " << node.status().ToString());
   Fixture f;
   auto region = (*node)->Register(f.memory.data(), 30, fabric::Access::kRemoteWrite);
   ASSERT_TRUE(region.ok()) << region.status().ToString();

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "fabric/provider.h"
+#include "requirement.h"
 
 namespace writ::fabric {
 namespace {
@@ -29,7 +30,7 @@ class ProviderLevels : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(ProviderLevels, LazyGrantMatchesTheFullProbe) {
   auto full = Discover(GetParam());
-  if (!full.ok()) GTEST_SKIP() << full.status().ToString();
+  REQUIRE_OR_FAIL(full.ok(), full.status().ToString());
   const std::vector<CompletionLevel> supported = full->supported_levels();
   ASSERT_FALSE(supported.empty());
   EXPECT_EQ(supported.front(), CompletionLevel::kProviderDefault);
