@@ -6,7 +6,7 @@ set -euo pipefail
 
 packages=(
   build-essential cmake pkg-config make
-  clang libclang-rt-14-dev
+  clang libclang-rt-14-dev clang-format
   libfabric-dev libfabric-bin
   libsqlite3-dev sqlite3
   libxxhash-dev libisal-dev

@@ -17,6 +17,10 @@ run_stage() {
 }
 
 status=0
+# Static checks first; a failure is reported but the test stages still run.
+echo "=== writ tests: static checks ==="
+bash scripts/check-format.sh || status=1
+
 for stage in "${stages[@]}"; do
   case $stage in
     release) run_stage release build/release all -DCMAKE_BUILD_TYPE=RelWithDebInfo || status=1 ;;
