@@ -52,9 +52,9 @@ void FaultInjectingFabric::ReorderRecords(size_t batch, uint32_t max_polls) {
   reorder_max_polls_ = max_polls;
 }
 
-void FaultInjectingFabric::LoseEndpointBeforeWrite(uint64_t ordinal) {
+void FaultInjectingFabric::LoseEndpointAfterWrite(uint64_t ordinal) {
   std::lock_guard lock(mu_);
-  lose_before_write_ = ordinal;
+  lose_after_write_ = ordinal;
 }
 
 void FaultInjectingFabric::DropNotification(uint64_t ordinal) {
@@ -95,13 +95,17 @@ Result<MemoryRegion> FaultInjectingFabric::Register(void* buffer, size_t length,
 
 Result<PostedWrite> FaultInjectingFabric::PostWrite(const WriteRequest& request) {
   std::lock_guard lock(mu_);
-  const uint64_t ordinal = counts_.writes;
-  if (lose_before_write_ && *lose_before_write_ == ordinal && !endpoint_lost_) {
-    LoseEndpointLocked();
-  }
   // What FabricNode answers for a write to an endpoint that saw FI_SHUTDOWN.
   if (endpoint_lost_) return Status::Transport("endpoint was shut down (FI_SHUTDOWN)");
+  const uint64_t ordinal = counts_.writes;
   WRIT_RETURN_IF_ERROR(ServeEagainsLocked());
+  Result<PostedWrite> posted = PostOneLocked(request, ordinal);
+  if (posted.ok() && lose_after_write_ && *lose_after_write_ == ordinal) LoseEndpointLocked();
+  return posted;
+}
+
+Result<PostedWrite> FaultInjectingFabric::PostOneLocked(const WriteRequest& request,
+                                                        uint64_t ordinal) {
   if (cancel_after_error_ && saw_error_) {
     WriteFaultSpec cancelled;
     cancelled.fi_errno = FI_ECANCELED;

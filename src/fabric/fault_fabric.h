@@ -74,10 +74,10 @@ class FaultInjectingFabric final : public FabricPort {
   // Records are held until `batch` are held (or the oldest waited `max_polls` polls) and
   // handed out newest first.
   void ReorderRecords(size_t batch, uint32_t max_polls);
-  // Before write `ordinal` is posted the endpoint is lost (FI_SHUTDOWN): every write in
-  // flight gets an FI_ESHUTDOWN record, later provider records for them are dropped, and
-  // later writes fail as FabricNode's do on a shut-down endpoint.
-  void LoseEndpointBeforeWrite(uint64_t ordinal);
+  // Once write `ordinal` is posted the endpoint is lost (FI_SHUTDOWN), as FabricNode
+  // reports it: every write in flight, that one included, gets an FI_ESHUTDOWN record,
+  // later provider records for them are dropped, and later writes fail.
+  void LoseEndpointAfterWrite(uint64_t ordinal);
   // Target side: the `ordinal`-th notification (remote write record, from 0) is lost.
   void DropNotification(uint64_t ordinal);
   // The `ordinal`-th registration (from 0) fails.
@@ -105,6 +105,7 @@ class FaultInjectingFabric final : public FabricPort {
 
   // -FI_EAGAIN answers owed before `request` may be posted; progresses the port for each.
   Status ServeEagainsLocked();
+  Result<PostedWrite> PostOneLocked(const WriteRequest& request, uint64_t ordinal);
   Result<PostedWrite> PostFaultyLocked(const WriteRequest& request, const WriteFaultSpec& fault);
   Result<PostedWrite> ForwardLocked(const WriteRequest& request);
   void InjectLocked(WorkCompletion record);
@@ -123,7 +124,7 @@ class FaultInjectingFabric final : public FabricPort {
   uint32_t delay_polls_ = 0;
   size_t reorder_batch_ = 0;
   uint32_t reorder_max_polls_ = 0;
-  std::optional<uint64_t> lose_before_write_;
+  std::optional<uint64_t> lose_after_write_;
   bool endpoint_lost_ = false;
   std::set<uint64_t> drop_notifications_;
   std::set<uint64_t> fail_registrations_;
