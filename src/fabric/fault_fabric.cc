@@ -1,6 +1,7 @@
 #include "fabric/fault_fabric.h"
 
 #include <algorithm>
+#include <cstring>
 #include <string>
 
 namespace writ::fabric {
@@ -151,6 +152,9 @@ Result<PostedWrite> FaultInjectingFabric::PostFaultyLocked(const WriteRequest& r
       // Starts inside the window and ends past it (the whole write past it when 1 byte).
       changed.remote_offset = changed.remote.length - changed.length / 2;
       return ForwardLocked(changed);
+    case WriteFault::kCorruptSource:
+      WRIT_RETURN_IF_ERROR(CorruptSourceLocked(changed));
+      return ForwardLocked(changed);
   }
   ++counts_.writes;
   return PostedWrite{changed.level, inner_->provider().Grant(changed.level)};
@@ -162,6 +166,22 @@ Result<PostedWrite> FaultInjectingFabric::ForwardLocked(const WriteRequest& requ
   ++counts_.writes_forwarded;
   in_flight_[request.request_id] = request.peer.endpoint;
   return posted;
+}
+
+Status FaultInjectingFabric::CorruptSourceLocked(WriteRequest& request) {
+  if (request.length == 0 || request.local == nullptr) return Status::Ok();
+  if (corrupt_copy_.size() < request.length) {
+    (void)corrupt_region_.Close();
+    corrupt_copy_.assign(request.length, 0);
+    WRIT_ASSIGN_OR_RETURN(
+        corrupt_region_,
+        inner_->Register(corrupt_copy_.data(), corrupt_copy_.size(), Access::kLocalSource));
+  }
+  std::memcpy(corrupt_copy_.data(), request.local->data() + request.local_offset, request.length);
+  corrupt_copy_[request.length / 2] ^= 0xFF;
+  request.local = &corrupt_region_;
+  request.local_offset = 0;
+  return Status::Ok();
 }
 
 void FaultInjectingFabric::InjectLocked(WorkCompletion record) {

@@ -28,6 +28,9 @@ enum class WriteFault : uint8_t {
   kSuccessNotPlaced,  // not posted; a success record (tcp, wrong key at the default level)
   kWrongKey,          // posted with another key: the provider answers
   kPastWindow,        // posted to end past the window: the provider answers
+  // Posted from the decorator's own registered copy of the source with one byte flipped:
+  // the bytes land but no longer match the announced digest (one such write at a time).
+  kCorruptSource,
 };
 
 struct WriteFaultSpec {
@@ -108,6 +111,8 @@ class FaultInjectingFabric final : public FabricPort {
   Result<PostedWrite> PostOneLocked(const WriteRequest& request, uint64_t ordinal);
   Result<PostedWrite> PostFaultyLocked(const WriteRequest& request, const WriteFaultSpec& fault);
   Result<PostedWrite> ForwardLocked(const WriteRequest& request);
+  // Points `request` at a corrupted copy of its source.
+  Status CorruptSourceLocked(WriteRequest& request);
   void InjectLocked(WorkCompletion record);
   void LoseEndpointLocked();
   // Takes a record read from the wrapped port: dropped, or held for Poll.
@@ -133,6 +138,8 @@ class FaultInjectingFabric final : public FabricPort {
   std::map<uint64_t, EndpointId> in_flight_;  // forwarded writes without a record yet
   std::set<uint64_t> lost_;                   // failed by a lost endpoint: records dropped
   std::deque<Held> held_;
+  std::vector<uint8_t> corrupt_copy_;  // declared before its registration: outlives it
+  MemoryRegion corrupt_region_;
   FaultCounts counts_;
 };
 

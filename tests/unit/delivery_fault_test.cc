@@ -173,6 +173,21 @@ TEST(DeliveryFaults, AnEndpointLostMidDeliveryEndsItWithAClearErrorNotAStall) {
   }
 }
 
+TEST(DeliveryFaults, ACorruptedWriteIsReceivedButFailsValidation) {
+  SeamRig rig("tcp");
+  SEAM_START_OR_SKIP(rig);
+  ASSERT_TRUE(rig.Connect(4).ok());
+  WriteFaultSpec corrupt;
+  corrupt.fault = WriteFault::kCorruptSource;
+  rig.initiator().FailWrite(2, corrupt);
+  const auto bytes = Pattern(11, 4 * (64 << 10));
+  const DeliveryOutcome out = rig.Deliver(bytes, SmallChunks("corrupted"));
+  EXPECT_EQ(out.status.code(), ErrorCode::kValidation) << out.status.ToString();
+  ExpectEveryChunkSucceededOnce(out);
+  EXPECT_EQ(RungsOf(out), (std::vector<std::string>{"transport", "received"}));
+  EXPECT_FALSE(rig.broken()) << "a failed validation leaves the session usable";
+}
+
 TEST(ReceiverFaults, ALostNotificationMeansNoReceivedReceiptAndARefusal) {
   SeamRig rig("tcp");
   ReceiverOptions options;
