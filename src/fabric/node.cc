@@ -630,3 +630,12 @@ size_t FabricNode::live_endpoints() const {
 }
 
 }  // namespace writ::fabric
+
+namespace writ::fabric {
+
+Result<std::unique_ptr<FabricPort>> OpenFabricNode(const NodeOptions& options) {
+  WRIT_ASSIGN_OR_RETURN(auto node, FabricNode::Open(options));
+  return std::unique_ptr<FabricPort>(std::move(node));
+}
+
+}  // namespace writ::fabric

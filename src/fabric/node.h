@@ -24,6 +24,7 @@
 
 #include "fabric/completion_level.h"
 #include "fabric/event_fd.h"
+#include "fabric/fabric_port.h"
 #include "fabric/fid.h"
 #include "fabric/memory_region.h"
 #include "fabric/provider.h"
@@ -33,86 +34,52 @@
 
 namespace writ::fabric {
 
-struct NodeOptions {
-  ProviderRequest provider;
-  size_t max_outstanding = 64;  // requests in flight per endpoint
-  size_t cq_size = 1024;
-  size_t posted_receives = 256;  // receives kept posted where FI_RX_CQ_DATA demands them
-  std::chrono::milliseconds eagain_timeout{30000};
-};
-
-// Where a write goes: the endpoint (connection) and, on RDM, the peer's address.
-struct Peer {
-  EndpointId endpoint = kNoEndpoint;
-  fi_addr_t address = FI_ADDR_UNSPEC;
-};
-
-struct WriteRequest {
-  uint64_t request_id = 0;
-  Peer peer;
-  const MemoryRegion* local = nullptr;  // registered source
-  uint64_t local_offset = 0;
-  uint64_t length = 0;
-  // The peer's window. Bounds are the caller's to check: the fabric layer posts what it
-  // is given, so tests can show what a provider does with a bad write.
-  RegionDescriptor remote;
-  uint64_t remote_offset = 0;
-  CompletionLevel level = CompletionLevel::kDelivery;
-  std::optional<uint32_t> remote_data;  // Write-with-data (write-with-immediate)
-};
-
-struct PostedWrite {
-  CompletionLevel requested;
-  CompletionLevel granted;  // what the provider accepted; recorded as relied upon
-};
-
-class FabricNode {
+class FabricNode final : public FabricPort {
  public:
   static Result<std::unique_ptr<FabricNode>> Open(const NodeOptions& options);
-  ~FabricNode();
+  ~FabricNode() override;
   FabricNode(const FabricNode&) = delete;
   FabricNode& operator=(const FabricNode&) = delete;
 
   // Closes every handle in reverse dependency order; reports the first failure.
-  Status Close();
+  Status Close() override;
 
-  const ProviderInfo& provider() const { return provider_; }
-  EndpointKind kind() const { return provider_.kind(); }
+  const ProviderInfo& provider() const override { return provider_; }
 
   // This node's fabric address: the listening address of a MSG target, the endpoint
   // name on RDM. Opaque bytes for the peer (AddPeer) or, on tcp, a sockaddr.
-  Result<std::vector<uint8_t>> LocalAddress();
+  Result<std::vector<uint8_t>> LocalAddress() override;
   // "127.0.0.1:40123" where the address is a socket address; hex otherwise.
   Result<std::string> LocalAddressText();
 
   // MSG target: waits for one connection and accepts it.
   Result<Peer> Accept(std::chrono::milliseconds timeout);
   // MSG initiator: connects to the node/service given at Open.
-  Result<Peer> Connect(std::chrono::milliseconds timeout);
+  Result<Peer> Connect(std::chrono::milliseconds timeout) override;
   // RDM: makes a peer's address writable.
-  Result<Peer> AddPeer(std::span<const uint8_t> address);
+  Result<Peer> AddPeer(std::span<const uint8_t> address) override;
   // RDM: forgets a peer added with AddPeer. shm keeps at most 256 peers per endpoint
   // (including ones that wrote to it without being added), so a long-running target must
   // remove each sender it added once that sender is done.
-  Status RemovePeer(const Peer& peer);
+  Status RemovePeer(const Peer& peer) override;
 
-  Result<MemoryRegion> Register(void* buffer, size_t length, Access access);
+  Result<MemoryRegion> Register(void* buffer, size_t length, Access access) override;
 
   // Posts one write. -FI_EAGAIN is handled by progressing and retrying (records read
   // meanwhile are kept for Poll), never by dropping; a full request table likewise.
-  Result<PostedWrite> PostWrite(const WriteRequest& request);
+  Result<PostedWrite> PostWrite(const WriteRequest& request) override;
 
   // Reads completion records from every endpoint (and event-queue events) and appends
   // them to `out`, at most `max`. Returns how many were appended.
-  Result<size_t> Poll(std::vector<WorkCompletion>& out, size_t max = 64);
+  Result<size_t> Poll(std::vector<WorkCompletion>& out, size_t max = 64) override;
 
   // Blocking instead of spinning. Where the provider's completion and event queues have
   // a wait object that wakes on incoming writes (tcp here), PrepareWait returns true and
   // the descriptors to poll for POLLIN once every queue is drained (fi_trywait); false
   // when a queue must be polled again first, or the provider has no such wait objects
   // (then callers keep polling). Any endpoint opened meanwhile raises one of the fds.
-  bool can_wait() const { return wait_objects_; }
-  Result<bool> PrepareWait(std::vector<pollfd>& fds);
+  bool can_wait() const override { return wait_objects_; }
+  Result<bool> PrepareWait(std::vector<pollfd>& fds) override;
 
   size_t outstanding() const;
   // Endpoints open now: an accepted connection's is released (after its peer left and

@@ -14,7 +14,7 @@ constexpr unsigned kSpinPolls = 200;
 constexpr int kWaitTimeoutMs = 100;
 }  // namespace
 
-ProgressLoop::ProgressLoop(FabricNode& node, Handler on_record, FailureHandler on_failure)
+ProgressLoop::ProgressLoop(FabricPort& node, Handler on_record, FailureHandler on_failure)
     : node_(node), on_record_(std::move(on_record)), on_failure_(std::move(on_failure)) {
   if (node_.can_wait()) {
     auto wake = EventFd::Create();

@@ -1,7 +1,7 @@
 // A thread that keeps a target's completion queues polled. On tcp and rxm no
 // data is placed while the target makes no libfabric calls, so a target must
 // run one of these for as long as peers may write to it. Where the node's queues have
-// wait objects (FabricNode::can_wait) it blocks in poll() between records instead of
+// wait objects (FabricPort::can_wait) it blocks in poll() between records instead of
 // spinning: on a small machine a spinning thread takes the core the sender and the
 // receiver's own connection threads need.
 #pragma once
@@ -12,7 +12,8 @@
 #include <mutex>
 #include <thread>
 
-#include "fabric/node.h"
+#include "fabric/event_fd.h"
+#include "fabric/fabric_port.h"
 
 namespace writ::fabric {
 
@@ -23,7 +24,7 @@ class ProgressLoop {
   // Called once if polling itself fails; the loop then stops.
   using FailureHandler = std::function<void(const Status&)>;
 
-  ProgressLoop(FabricNode& node, Handler on_record, FailureHandler on_failure = nullptr);
+  ProgressLoop(FabricPort& node, Handler on_record, FailureHandler on_failure = nullptr);
   ~ProgressLoop();  // stops and joins
   ProgressLoop(const ProgressLoop&) = delete;
   ProgressLoop& operator=(const ProgressLoop&) = delete;
@@ -36,7 +37,7 @@ class ProgressLoop {
  private:
   void Run();
 
-  FabricNode& node_;
+  FabricPort& node_;
   Handler on_record_;
   FailureHandler on_failure_;
   std::atomic<bool> stop_{false};

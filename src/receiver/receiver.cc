@@ -15,6 +15,7 @@
 #include "receipt/context.h"
 #include "receiver/connection.h"
 #include "receiver/receiver_core.h"
+#include "receiver/receiver_start.h"
 #include "store/fault_env.h"
 #include "store/routing_store.h"
 #include "store/volatile_store.h"
@@ -37,7 +38,10 @@ std::string DefaultIdentityDir(const std::string& data_dir) {
 
 class ReceiverImpl : public Receiver {
  public:
-  explicit ReceiverImpl(ReceiverOptions options) { core_.options = std::move(options); }
+  ReceiverImpl(ReceiverOptions options, fabric::FabricOpener open_fabric)
+      : open_fabric_(std::move(open_fabric)) {
+    core_.options = std::move(options);
+  }
   ~ReceiverImpl() override { (void)Stop(); }
 
   Status Init();
@@ -59,6 +63,7 @@ class ReceiverImpl : public Receiver {
   bool EvictIdlest();
   void OnRecord(const fabric::WorkCompletion& record);
 
+  fabric::FabricOpener open_fabric_;
   receiver::ReceiverCore core_;
   std::optional<protocol::ControlListener> listener_;
   std::unique_ptr<fabric::ProgressLoop> progress_;
@@ -136,7 +141,7 @@ Status ReceiverImpl::Init() {
   node_options.provider.role = fabric::Role::kTarget;
   node_options.provider.node = opt.listen_host;
   node_options.provider.service = "0";
-  WRIT_ASSIGN_OR_RETURN(core_.node, fabric::FabricNode::Open(node_options));
+  WRIT_ASSIGN_OR_RETURN(core_.node, open_fabric_(node_options));
   WRIT_ASSIGN_OR_RETURN(core_.fabric_address, core_.node->LocalAddress());
   core_.context = receipt::ContextFor(core_.node->provider(), CompletionLevel::kDelivery, true);
   // The receiver's own rungs rest on its notifications, not on any initiator completion level.
@@ -288,10 +293,19 @@ Status ReceiverImpl::Stop() {
 
 }  // namespace
 
-Result<std::unique_ptr<Receiver>> Receiver::Start(ReceiverOptions options) {
-  auto receiver = std::make_unique<ReceiverImpl>(std::move(options));
+namespace receiver {
+
+Result<std::unique_ptr<Receiver>> StartReceiver(ReceiverOptions options,
+                                                fabric::FabricOpener open_fabric) {
+  auto receiver = std::make_unique<ReceiverImpl>(std::move(options), std::move(open_fabric));
   WRIT_RETURN_IF_ERROR(receiver->Init());
   return std::unique_ptr<Receiver>(std::move(receiver));
+}
+
+}  // namespace receiver
+
+Result<std::unique_ptr<Receiver>> Receiver::Start(ReceiverOptions options) {
+  return receiver::StartReceiver(std::move(options), fabric::OpenFabricNode);
 }
 
 }  // namespace writ

@@ -9,7 +9,7 @@
 #include <set>
 #include <string>
 
-#include "fabric/node.h"
+#include "fabric/fabric_port.h"
 #include "fabric/progress_loop.h"
 #include "receipt/identity.h"
 #include "receiver/notification_router.h"
@@ -24,7 +24,7 @@ namespace writ::receiver {
 struct ReceiverCore {
   ReceiverOptions options;
   std::string issuer;  // "writ serve 127.0.0.1:7000"
-  std::unique_ptr<fabric::FabricNode> node;
+  std::unique_ptr<fabric::FabricPort> node;
   fabric::ProgressLoop* progress = nullptr;  // polls `node`; set before any connection runs
   std::unique_ptr<WindowPool> pool;
   NotificationRouter router;

@@ -41,7 +41,8 @@ std::string LocalHostOf(int fd) {
 
 }  // namespace
 
-Result<std::unique_ptr<Link>> Link::Open(const SessionOptions& options) {
+Result<std::unique_ptr<Link>> Link::Open(const SessionOptions& options,
+                                         const fabric::FabricOpener& open_fabric) {
   if (options.depth == 0) return Status::InvalidArgument("depth must be at least 1");
   auto host_port = protocol::ParseHostPort(options.to);
   if (!host_port.ok()) return Status::InvalidArgument("--to: " + host_port.status().message());
@@ -66,11 +67,12 @@ Result<std::unique_ptr<Link>> Link::Open(const SessionOptions& options) {
   const auto* hello = std::get_if<protocol::Hello>(&*first);
   if (hello == nullptr) return Status::Malformed("the receiver did not start with a hello");
   link->hello_ = *hello;
-  WRIT_RETURN_IF_ERROR(link->ConnectFabric(options.provider, host_port->first));
+  WRIT_RETURN_IF_ERROR(link->ConnectFabric(options.provider, host_port->first, open_fabric));
   return link;
 }
 
-Status Link::ConnectFabric(const std::string& wanted_provider, const std::string& control_host) {
+Status Link::ConnectFabric(const std::string& wanted_provider, const std::string& control_host,
+                           const fabric::FabricOpener& open_fabric) {
   if (!wanted_provider.empty() && wanted_provider != hello_.provider) {
     return Status::InvalidArgument("the receiver serves provider '" + hello_.provider + "', not '" +
                                    wanted_provider + "'");
@@ -83,11 +85,11 @@ Status Link::ConnectFabric(const std::string& wanted_provider, const std::string
     WRIT_ASSIGN_OR_RETURN(auto target, MsgTargetAddress(hello_.fabric_address, control_host));
     node_options.provider.node = target.first;
     node_options.provider.service = target.second;
-    WRIT_ASSIGN_OR_RETURN(node_, fabric::FabricNode::Open(node_options));
+    WRIT_ASSIGN_OR_RETURN(node_, open_fabric(node_options));
     WRIT_ASSIGN_OR_RETURN(peer_, node_->Connect(10s));
   } else {
     if (hello_.provider != "shm") node_options.provider.node = LocalHostOf(channel_->fd());
-    WRIT_ASSIGN_OR_RETURN(node_, fabric::FabricNode::Open(node_options));
+    WRIT_ASSIGN_OR_RETURN(node_, open_fabric(node_options));
     WRIT_ASSIGN_OR_RETURN(peer_, node_->AddPeer(hello_.fabric_address));
     WRIT_ASSIGN_OR_RETURN(local_address_, node_->LocalAddress());
   }

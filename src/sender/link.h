@@ -8,8 +8,8 @@
 #include <memory>
 #include <string>
 
+#include "fabric/fabric_port.h"
 #include "fabric/memory_region.h"
-#include "fabric/node.h"
 #include "protocol/control_channel.h"
 #include "protocol/messages.h"
 #include "writ/sender.h"
@@ -19,13 +19,16 @@ namespace writ::sender {
 
 class Link {
  public:
-  static Result<std::unique_ptr<Link>> Open(const SessionOptions& options);
+  // `open_fabric` opens this side's fabric (tests wrap it in a FaultInjectingFabric).
+  static Result<std::unique_ptr<Link>> Open(
+      const SessionOptions& options,
+      const fabric::FabricOpener& open_fabric = fabric::OpenFabricNode);
   ~Link();
   Link(const Link&) = delete;
   Link& operator=(const Link&) = delete;
 
   protocol::ControlChannel& channel() { return *channel_; }
-  fabric::FabricNode& node() { return *node_; }
+  fabric::FabricPort& node() { return *node_; }
   const fabric::Peer& peer() const { return peer_; }
   // This side's endpoint name on RDM providers (the receiver adds it to its address vector
   // for the connection's life, and removes it after); empty on MSG providers.
@@ -47,12 +50,13 @@ class Link {
 
  private:
   Link() = default;
-  Status ConnectFabric(const std::string& wanted_provider, const std::string& control_host);
+  Status ConnectFabric(const std::string& wanted_provider, const std::string& control_host,
+                       const fabric::FabricOpener& open_fabric);
   void FreeStaging();
 
   std::optional<protocol::ControlChannel> channel_;
   protocol::Hello hello_;
-  std::unique_ptr<fabric::FabricNode> node_;
+  std::unique_ptr<fabric::FabricPort> node_;
   fabric::Peer peer_;
   std::vector<uint8_t> local_address_;
   uint32_t depth_ = 0;

@@ -23,7 +23,7 @@ Result<std::unique_ptr<NotifyingSender>> NotifyingSender::Connect(const std::str
 }
 
 Status NotifyingSender::NotifyWindow(const protocol::Grant& grant, uint64_t chunk_size) {
-  fabric::FabricNode& node = link_->node();
+  fabric::FabricPort& node = link_->node();
   for (uint32_t c = 0; c < grant.chunk_count; ++c) {
     fabric::WriteRequest write;
     write.request_id = link_->NextRequestId();

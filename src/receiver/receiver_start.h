@@ -1,0 +1,17 @@
+// Starting a receiver over a fabric other than libfabric's own node: Receiver::Start is
+// StartReceiver(options, fabric::OpenFabricNode); in-process tests pass an opener that
+// wraps the node in a FaultInjectingFabric.
+#pragma once
+
+#include <memory>
+
+#include "fabric/fabric_port.h"
+#include "writ/receiver.h"
+#include "writ/status.h"
+
+namespace writ::receiver {
+
+Result<std::unique_ptr<Receiver>> StartReceiver(ReceiverOptions options,
+                                                fabric::FabricOpener open_fabric);
+
+}  // namespace writ::receiver
