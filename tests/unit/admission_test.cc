@@ -29,7 +29,7 @@ store::RetainedDelivery HeldLike(const protocol::Announce& a) {
   return held;
 }
 
-TEST(Admission, OneDeliveryAtATimePerConnection) {
+TEST(AdmissionCheck, OneDeliveryAtATimePerConnection) {
   const auto a = AnnounceOf("d-2");
   EXPECT_FALSE(admission::OneAtATime(a, nullptr));
   const std::string in_progress = "d-1";
@@ -38,7 +38,7 @@ TEST(Admission, OneDeliveryAtATimePerConnection) {
                               "delivery d-1 is still in progress on this connection"}));
 }
 
-TEST(Admission, SenderChecksNameWhatIsWrong) {
+TEST(AdmissionCheck, SenderChecksNameWhatIsWrong) {
   const auto a = AnnounceOf("d");
   EXPECT_FALSE(admission::SignedAsAllowed(a, Status::Ok()));
   EXPECT_EQ(admission::SignedAsAllowed(a, Status::Validation("key not allowed")),
@@ -51,7 +51,7 @@ TEST(Admission, SenderChecksNameWhatIsWrong) {
             "sender fabric address: bad");
 }
 
-TEST(Admission, UncheckedProviderAdmitsOnlyTheReceiversOwnUser) {
+TEST(AdmissionCheck, UncheckedProviderAdmitsOnlyTheReceiversOwnUser) {
   const auto a = AnnounceOf("d");
   EXPECT_FALSE(admission::SameUserOverUncheckedProvider(a, "shm", Result<uid_t>(uid_t{7}), 7));
   auto other = admission::SameUserOverUncheckedProvider(a, "shm", Result<uid_t>(uid_t{8}), 7);
@@ -67,7 +67,7 @@ TEST(Admission, UncheckedProviderAdmitsOnlyTheReceiversOwnUser) {
       << unknown->detail;
 }
 
-TEST(Admission, RequestChecksAgainstWhatThisReceiverOffers) {
+TEST(AdmissionCheck, RequestChecksAgainstWhatThisReceiverOffers) {
   auto a = AnnounceOf("d");
   EXPECT_FALSE(admission::WithinSizeLimit(a, 1000));
   EXPECT_EQ(
@@ -89,7 +89,7 @@ TEST(Admission, RequestChecksAgainstWhatThisReceiverOffers) {
                               "--data only volatile is offered)"}));
 }
 
-TEST(Admission, AnIdAlreadyHeldMustMatchItsContentAndClass) {
+TEST(AdmissionCheck, AnIdAlreadyHeldMustMatchItsContentAndClass) {
   const auto a = AnnounceOf("d");
   EXPECT_FALSE(admission::StoreLookedUp(a, Status::Ok()));
   EXPECT_EQ(admission::StoreLookedUp(a, Status::Internal("index gone"))->reason,
@@ -110,7 +110,7 @@ TEST(Admission, AnIdAlreadyHeldMustMatchItsContentAndClass) {
                               "process-restart"}));
 }
 
-TEST(Admission, OnlyTheAuthenticatedSenderThatDeliveredIsAnsweredFromTheStore) {
+TEST(AdmissionCheck, OnlyTheAuthenticatedSenderThatDeliveredIsAnsweredFromTheStore) {
   store::RetainedDelivery held = HeldLike(AnnounceOf("d"));
   EXPECT_FALSE(admission::HeldForThisSender(held, "")) << "unsigned: must send the bytes";
   held.meta.sender = "key-a";
