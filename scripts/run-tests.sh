@@ -23,7 +23,9 @@ bash scripts/check-format.sh || status=1
 
 for stage in "${stages[@]}"; do
   case $stage in
-    release) run_stage release build/release all -DCMAKE_BUILD_TYPE=RelWithDebInfo || status=1 ;;
+    # The release stage starts with the source checks that need no build.
+    release) scripts/check-function-length.sh || status=1
+             run_stage release build/release all -DCMAKE_BUILD_TYPE=RelWithDebInfo || status=1 ;;
     # -O1: sanitizer runs stay quick without optimising away what ASan should see.
     asan) run_stage "asan+ubsan" build/asan all -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_FLAGS=-O1 \
             -DWRIT_SANITIZE=ON || status=1 ;;

@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "receipt/signing.h"
+#include "receiver/admission.h"
 #include "receiver/held_delivery_writer.h"
 #include "receiver/peer_uid.h"
 #include "receiver/receiver_receipts.h"
@@ -37,10 +38,7 @@ Connection::Connection(ReceiverCore& core, protocol::ControlChannel channel)
   idle_since_ns_ = started_.time_since_epoch().count();
 }
 
-Connection::~Connection() {
-  EndDelivery();
-  if (!counted_key_.empty()) core_.Unreserve(counted_key_, ReceiverCore::Usage::kConnections);
-}
+Connection::~Connection() { EndDelivery(); }
 
 std::optional<Connection::Clock::time_point> Connection::idle_since() const {
   const int64_t ns = idle_since_ns_.load();
@@ -171,61 +169,39 @@ Status Connection::SendReceipt(const Receipt& receipt) {
   return Send(protocol::Receipt{receipt.delivery.id, std::move(json)});
 }
 
+// Admission: the checks of admission.h in order, the first refusal ending it, then the
+// claims; what passes holds them in an AdmittedDelivery for as long as the delivery lasts.
 Status Connection::OnAnnounce(const protocol::Announce& a) {
-  if (delivery_) {
-    return Refuse(a.delivery_id, RefuseReason::kLimit,
-                  "delivery " + delivery_->announce().delivery_id +
-                      " is still in progress on this connection");
-  }
+  // A receiver that no longer takes deliveries (e.g. draining) would refuse here first.
+  const std::string* in_progress = delivery_ ? &delivery_->announce().delivery_id : nullptr;
+  if (auto refusal = admission::OneAtATime(a, in_progress)) return Send(*refusal);
   if (auto refusal = CheckSender(a)) return Send(*refusal);
   if (auto refusal = CheckRequest(a)) return Send(*refusal);
-  bool redelivery = false;
-  auto existing = core_.store->LookupVerified(a.delivery_id);
-  if (!existing.ok())
-    return Refuse(a.delivery_id, RefuseReason::kInternal, existing.status().message());
-  if (existing->has_value()) {
-    const store::RetainedDelivery& held = **existing;
-    if (held.meta.digest != a.digest || held.meta.bytes != a.bytes || held.meta.rule != a.rule) {
-      // Neither its size nor its digest: they describe bytes another sender delivered.
-      return Refuse(a.delivery_id, RefuseReason::kConflictingId,
-                    "delivery " + a.delivery_id + " is already retained with other content");
-    }
-    if (held.retention < a.retention) {
-      return Refuse(a.delivery_id, RefuseReason::kRetention,
-                    "delivery " + a.delivery_id + " is already retained as " +
-                        std::string(protocol::RetentionName(held.retention)) + ", weaker than " +
-                        std::string(protocol::RetentionName(a.retention)));
-    }
-    if (!held.meta.sender.empty() && held.meta.sender == identity_) {
+  auto held = core_.store->LookupVerified(a.delivery_id);
+  if (auto refusal = admission::StoreLookedUp(a, held.status())) return Send(*refusal);
+  const bool redelivery = held->has_value();
+  if (redelivery) {
+    if (auto refusal = admission::SameContentAsHeld(a, **held)) return Send(*refusal);
+    if (auto refusal = admission::NoWeakerThanHeld(a, **held)) return Send(*refusal);
+    if (admission::HeldForThisSender(**held, identity_)) {
       // The same authenticated sender, the same content: the existing receipts, without
       // moving the bytes again.
-      for (const auto& json : held.receipts) {
+      for (const auto& json : (*held)->receipts) {
         WRIT_RETURN_IF_ERROR(Send(protocol::Receipt{a.delivery_id, json}));
       }
       return Status::Ok();
     }
-    redelivery = true;  // anyone else proves it holds the bytes by sending them
+    // Anyone else proves it holds the bytes by sending them.
   }
-  return BeginDelivery(a, redelivery);
+  auto admitted = AdmittedDelivery::Claim(core_, a, sender_);
+  if (auto* refusal = std::get_if<protocol::Refuse>(&admitted)) return Send(*refusal);
+  return BeginDelivery(a, std::move(std::get<AdmittedDelivery>(admitted)), redelivery);
 }
 
 std::optional<protocol::Refuse> Connection::CheckSender(const protocol::Announce& a) {
   auto admitted = core_.auth.Admit(a, core_.issuer, std::chrono::system_clock::now());
-  if (!admitted.ok()) {
-    return protocol::Refuse{a.delivery_id, RefuseReason::kAuth, admitted.status().message()};
-  }
-  if (!admitted->empty() && *admitted != counted_key_) {
-    // The connection counts against its key's limit of connections from its first signed
-    // announce (per address, the accept loop counted it already).
-    if (!core_.Reserve(*admitted, ReceiverCore::Usage::kConnections)) {
-      return protocol::Refuse{a.delivery_id, RefuseReason::kLimit,
-                              "sender " + *admitted + " already has " +
-                                  std::to_string(core_.options.max_connections_per_sender) +
-                                  " connections open"};
-    }
-    if (!counted_key_.empty()) core_.Unreserve(counted_key_, ReceiverCore::Usage::kConnections);
-    counted_key_ = *admitted;
-  }
+  if (auto refusal = admission::SignedAsAllowed(a, admitted.status())) return refusal;
+  if (auto refusal = CountConnection(a, *admitted)) return refusal;
   identity_ = *admitted;                        // empty: the announce was not signed
   if (!admitted->empty()) sender_ = *admitted;  // limits count per key
   if (!core_.node->provider().checks_remote_keys()) {
@@ -235,14 +211,9 @@ std::optional<protocol::Refuse> Connection::CheckSender(const protocol::Announce
     // The peer of one connection does not change: looked up once (reading /proc/net/tcp
     // took milliseconds on a host with many sockets), for its first announce.
     if (!peer_uid_) peer_uid_ = LoopbackPeerUid(channel_.fd());
-    const Result<uid_t>& uid = *peer_uid_;
-    if (!uid.ok() || *uid != getuid()) {
-      return protocol::Refuse{
-          a.delivery_id, RefuseReason::kAuth,
-          "provider " + core_.node->provider().name() +
-              " does not check memory keys, so this receiver admits only its own user (uid " +
-              std::to_string(getuid()) + ") over it; the sender is " +
-              (uid.ok() ? "uid " + std::to_string(*uid) : uid.status().message())};
+    if (auto refusal = admission::SameUserOverUncheckedProvider(a, core_.node->provider().name(),
+                                                                *peer_uid_, getuid())) {
+      return refusal;
     }
   }
   if (core_.node->kind() == fabric::EndpointKind::kRdm && !a.sender_fabric_address.empty() &&
@@ -250,56 +221,36 @@ std::optional<protocol::Refuse> Connection::CheckSender(const protocol::Announce
     // Without it, the sender still writes (shm learns its name on first contact) but is
     // never forgotten: after 256 senders an shm endpoint takes no new writer.
     auto peer = core_.node->AddPeer(a.sender_fabric_address);
-    if (!peer.ok()) {
-      return protocol::Refuse{a.delivery_id, RefuseReason::kMalformed,
-                              "sender fabric address: " + peer.status().message()};
-    }
+    if (auto refusal = admission::SenderAddressUsable(a, peer.status())) return refusal;
     sender_peer_ = *peer;
   }
   return std::nullopt;
 }
 
-std::optional<protocol::Refuse> Connection::CheckRequest(const protocol::Announce& a) const {
-  const ReceiverOptions& opt = core_.options;
-  if (a.bytes > opt.max_delivery_bytes) {
-    return protocol::Refuse{a.delivery_id, RefuseReason::kOversize,
-                            "delivery of " + std::to_string(a.bytes) +
-                                " bytes exceeds this receiver's limit of " +
-                                std::to_string(opt.max_delivery_bytes) + " bytes"};
+// The connection counts against its key's limit of connections from its first signed
+// announce (per address, the accept loop counted it already).
+std::optional<protocol::Refuse> Connection::CountConnection(const protocol::Announce& a,
+                                                            const std::string& key) {
+  if (key.empty() || (connection_slot_ && connection_slot_->sender() == key)) return std::nullopt;
+  auto slot = Reservation::Take(core_, key, SenderUsage::kConnections);
+  if (!slot) {
+    return admission::ConnectionLimitReached(a, key, core_.options.max_connections_per_sender);
   }
-  if (a.chunk_size > core_.pool->window_bytes()) {
-    return protocol::Refuse{a.delivery_id, RefuseReason::kOversize,
-                            "chunk size " + std::to_string(a.chunk_size) +
-                                " exceeds this receiver's window of " +
-                                std::to_string(core_.pool->window_bytes()) + " bytes"};
-  }
-  if (a.until == Rung::kProcessed && !opt.processing) {
-    return protocol::Refuse{
-        a.delivery_id, RefuseReason::kUnsupported,
-        "this receiver registers no processing step, so it never reports 'processed'"};
-  }
-  if (!core_.store->Offers(a.retention)) {
-    return protocol::Refuse{a.delivery_id, RefuseReason::kRetention,
-                            std::string("this receiver does not offer ") +
-                                std::string(protocol::RetentionName(a.retention)) +
-                                " retention (without --data only volatile is offered)"};
-  }
+  connection_slot_ = std::move(slot);  // a key counted before is given back
   return std::nullopt;
 }
 
-Status Connection::BeginDelivery(const protocol::Announce& a, bool redelivery) {
-  if (!core_.ClaimId(a.delivery_id)) {
-    return Refuse(a.delivery_id, RefuseReason::kConflictingId,
-                  "delivery " + a.delivery_id + " is in progress on another connection");
-  }
-  if (!core_.Reserve(sender_, ReceiverCore::Usage::kDeliveries)) {
-    core_.ReleaseId(a.delivery_id);
-    return Refuse(a.delivery_id, RefuseReason::kLimit,
-                  "sender " + sender_ + " already has " +
-                      std::to_string(core_.options.max_deliveries_per_sender) +
-                      " deliveries in progress");
-  }
-  auto claim = std::make_unique<DeliveryClaim>(core_, a.delivery_id, sender_);
+std::optional<protocol::Refuse> Connection::CheckRequest(const protocol::Announce& a) const {
+  const ReceiverOptions& opt = core_.options;
+  if (auto refusal = admission::WithinSizeLimit(a, opt.max_delivery_bytes)) return refusal;
+  if (auto refusal = admission::ChunkFitsWindow(a, core_.pool->window_bytes())) return refusal;
+  if (auto refusal = admission::ProcessingOffered(a, opt.processing.has_value())) return refusal;
+  return admission::RetentionOffered(a, core_.store->Offers(a.retention));
+}
+
+// Opens the store's writer; the delivery then holds `admitted` until it ends.
+Status Connection::BeginDelivery(const protocol::Announce& a, AdmittedDelivery admitted,
+                                 bool redelivery) {
   auto digester = protocol::Digester::Create(a.rule);
   store::DeliveryMeta meta{a.delivery_id, a.bytes, a.chunk_size, a.rule, a.digest, identity_};
   Result<std::unique_ptr<store::PayloadWriter>> writer =
@@ -314,7 +265,7 @@ Status Connection::BeginDelivery(const protocol::Announce& a, bool redelivery) {
       std::make_unique<InboundDelivery>(a, std::move(digester).value(), std::move(writer).value());
   delivery_->redelivery = redelivery;
   delivery_->serial = core_.next_delivery_serial.fetch_add(1);
-  claim_ = std::move(claim);
+  admitted_.emplace(std::move(admitted));
   receipts_.clear();
   idle_since_ns_ = 0;
   last_progress_ = Clock::now();
@@ -383,14 +334,15 @@ void Connection::Revoke(LiveWindow& window) {
   // A window placed in the store's memory exposed none of the pool's bytes.
   const bool pooled = window.data == core_.pool->data(window.pool_index);
   core_.pool->Release(window.pool_index, pooled ? window.length : 0);
-  core_.Unreserve(sender_, ReceiverCore::Usage::kWindows);
+  window.slot.reset();  // given back now: a re-grant may follow before `window` ends
 }
 
 // Grants windows while the delivery needs them and the pool and limits allow.
 Status Connection::GrantWindows() {
   InboundDelivery& d = *delivery_;
   while (d.NeedsWindow(core_.options.windows_per_delivery)) {
-    if (!core_.Reserve(sender_, ReceiverCore::Usage::kWindows)) {
+    auto slot = Reservation::Take(core_, sender_, SenderUsage::kWindows);
+    if (!slot) {
       window_wait_why_ = "sender " + sender_ + " holds its limit of " +
                          std::to_string(core_.options.max_windows_per_sender) +
                          " windows in its other deliveries";
@@ -398,7 +350,6 @@ Status Connection::GrantWindows() {
     }
     auto window = core_.pool->TryAcquire(inbox_->event_fd(), d.window_count() > 0, d.serial);
     if (!window) {
-      core_.Unreserve(sender_, ReceiverCore::Usage::kWindows);
       window_wait_why_ = "all " + std::to_string(core_.pool->count()) +
                          " windows of this receiver are granted to deliveries in progress";
       break;  // woken through the inbox when one is released
@@ -406,11 +357,10 @@ Status Connection::GrantWindows() {
     auto tag = core_.router.Bind(inbox_);
     if (!tag) {
       core_.pool->Release(window->index, 0);
-      core_.Unreserve(sender_, ReceiverCore::Usage::kWindows);
       window_wait_why_ = "no notification tag is free";
       break;
     }
-    WRIT_RETURN_IF_ERROR(GrantOne(*window, *tag));
+    WRIT_RETURN_IF_ERROR(GrantOne(*window, *tag, std::move(*slot)));
     if (!delivery_) return Status::Ok();
   }
   // The window wait runs while the delivery holds none; a grant ends it.
@@ -422,13 +372,15 @@ Status Connection::GrantWindows() {
   return Status::Ok();
 }
 
-// One window (pool window `window`, notification tag `tag`) registered and granted.
-Status Connection::GrantOne(const WindowPool::Window& window, uint16_t tag) {
+// One window (pool window `window`, notification tag `tag`, its place in the sender's limit
+// `slot`) registered and granted.
+Status Connection::GrantOne(const WindowPool::Window& window, uint16_t tag, Reservation slot) {
   InboundDelivery& d = *delivery_;
   const std::string id = d.announce().delivery_id;  // a copy: EndDelivery() frees the announce
   LiveWindow live;
   live.tag = tag;
   live.pool_index = window.index;
+  live.slot.emplace(std::move(slot));
   live.first_chunk = d.next_grant_chunk();
   live.chunk_count = d.ChunksForWindow(core_.pool->window_bytes());
   live.length = d.BytesForChunks(live.first_chunk, live.chunk_count);
@@ -444,7 +396,6 @@ Status Connection::GrantOne(const WindowPool::Window& window, uint16_t tag) {
   if (!region.ok()) {
     core_.router.Unbind(live.tag);
     core_.pool->Release(live.pool_index, 0);
-    core_.Unreserve(sender_, ReceiverCore::Usage::kWindows);
     EndDelivery();
     if (!placement.ok()) {
       return Refuse(id, ReasonFor(placement.status()),
@@ -568,7 +519,7 @@ void Connection::EndDelivery() {
   if (!delivery_) return;
   for (auto& window : delivery_->TakeWindows()) Revoke(window);
   delivery_.reset();  // an uncommitted writer discards its bytes
-  claim_.reset();     // then the id and the sender's place are free again
+  admitted_.reset();  // then the id and the sender's place are free again
   core_.pool->ForgetWaiter(inbox_->event_fd());  // no longer waits for a window
   window_wait_since_.reset();
   // The connection is idle from now: the idle timeout counts from the end of its delivery.

@@ -10,6 +10,7 @@
 #include <optional>
 
 #include "protocol/control_channel.h"
+#include "receiver/admission.h"
 #include "receiver/inbound_delivery.h"
 #include "receiver/notification_router.h"
 #include "receiver/receiver_core.h"
@@ -37,18 +38,21 @@ class Connection {
   Status ReadMessages(bool& close);
   Status HandleMessage(const protocol::Message& message);
   Status OnAnnounce(const protocol::Announce& announce);
-  // Admission, in order: who the sender is, then what it asks for. A refusal when refused.
+  // Admission's steps (admission.h), in order: who the sender is, then what it asks for.
+  // A refusal when refused.
   std::optional<protocol::Refuse> CheckSender(const protocol::Announce& a);
+  std::optional<protocol::Refuse> CountConnection(const protocol::Announce& a,
+                                                  const std::string& key);
   std::optional<protocol::Refuse> CheckRequest(const protocol::Announce& a) const;
-  // Claims the id and a place in the sender's limit, and opens the store's writer.
-  Status BeginDelivery(const protocol::Announce& a, bool redelivery);
+  // Opens the store's writer for a delivery that holds `admitted` (its id and place).
+  Status BeginDelivery(const protocol::Announce& a, AdmittedDelivery admitted, bool redelivery);
   Status OnCommit(const protocol::Commit& commit);
   Status OnQuery(const protocol::Query& query);
   Status ApplyNotifications();
   // Grants windows, consumes chunks, and finishes the delivery when it can.
   Status Advance();
   Status GrantWindows();
-  Status GrantOne(const WindowPool::Window& window, uint16_t tag);
+  Status GrantOne(const WindowPool::Window& window, uint16_t tag, Reservation slot);
   Status Finish();
   Status AnswerFromStore(const protocol::Announce& announce);
   // The handshake, idle, grant-unused and window-wait timeouts (ReceiverOptions).
@@ -68,18 +72,18 @@ class Connection {
   protocol::ControlChannel channel_;
   std::shared_ptr<Inbox> inbox_;
   std::unique_ptr<InboundDelivery> delivery_;
-  std::unique_ptr<DeliveryClaim> claim_;  // the id and limit delivery_ holds
-  std::vector<std::string> receipts_;     // issued for the current delivery, JSON
+  std::optional<AdmittedDelivery> admitted_;  // the id and limit delivery_ holds
+  std::vector<std::string> receipts_;         // issued for the current delivery, JSON
   std::vector<uint32_t> notifications_;
   std::atomic<bool> finished_{false};
   bool peer_gone_ = false;  // the sender closed after committing
   std::optional<Result<uid_t>> peer_uid_;
   // RDM: the sender's endpoint, in this receiver's address vector while the connection
   // lasts (shm serves at most 256 peers per endpoint: each must be removed again).
-  std::optional<fabric::Peer> sender_peer_;  // over a provider that does not check keys
-  std::string sender_;                       // whom the per-sender limits count against
-  std::string counted_key_;  // the sender key this connection counts against, once signed
-  std::string identity_;     // the key id of the announce being admitted; empty if unsigned
+  std::optional<fabric::Peer> sender_peer_;     // over a provider that does not check keys
+  std::string sender_;                          // whom the per-sender limits count against
+  std::optional<Reservation> connection_slot_;  // in its sender key's limit, once signed
+  std::string identity_;  // the key id of the announce being admitted; empty if unsigned
   // Liveness: when the connection started, when its last message came, when its delivery
   // last moved (announce, grant, chunk landed, commit), since when it waits for a window.
   Clock::time_point started_;

@@ -11,11 +11,13 @@
 #include <cstdint>
 #include <deque>
 #include <memory>
+#include <optional>
 #include <vector>
 
 #include "fabric/memory_region.h"
 #include "protocol/digest.h"
 #include "protocol/messages.h"
+#include "receiver/reservation.h"
 #include "receiver/window_pool.h"
 #include "store/store.h"
 
@@ -31,6 +33,7 @@ struct LiveWindow {
   fabric::MemoryRegion region;  // revoked (closed) when the window is consumed
   std::vector<bool> notified;
   uint32_t notified_count = 0;
+  std::optional<Reservation> slot;  // the window in its sender's limit, given back with it
 };
 
 class InboundDelivery {

@@ -13,6 +13,7 @@
 #include "fabric/progress_loop.h"
 #include "receipt/identity.h"
 #include "receiver/notification_router.h"
+#include "receiver/reservation.h"
 #include "receiver/sender_auth.h"
 #include "receiver/window_pool.h"
 #include "store/store.h"
@@ -45,7 +46,7 @@ struct ReceiverCore {
   }
 
   // Per-sender usage against the configured limits.
-  enum class Usage { kDeliveries, kWindows, kConnections };
+  using Usage = SenderUsage;
   uint32_t LimitOf(Usage what) const {
     switch (what) {
       case Usage::kDeliveries: return options.max_deliveries_per_sender;
@@ -77,25 +78,6 @@ struct ReceiverCore {
   std::mutex ids_mu;
   std::set<std::string> active_ids;
   std::map<std::string, std::array<uint32_t, 3>> usage;  // sender -> count per Usage
-};
-
-// A delivery admitted: its claimed id and its place in its sender's limit of deliveries,
-// both given back when this ends, however the delivery ends.
-class DeliveryClaim {
- public:
-  DeliveryClaim(ReceiverCore& core, std::string id, std::string sender)
-      : core_(core), id_(std::move(id)), sender_(std::move(sender)) {}
-  ~DeliveryClaim() {
-    core_.ReleaseId(id_);
-    core_.Unreserve(sender_, ReceiverCore::Usage::kDeliveries);
-  }
-  DeliveryClaim(const DeliveryClaim&) = delete;
-  DeliveryClaim& operator=(const DeliveryClaim&) = delete;
-
- private:
-  ReceiverCore& core_;
-  std::string id_;
-  std::string sender_;
 };
 
 }  // namespace writ::receiver

@@ -11,20 +11,12 @@
 #include "protocol/messages.h"
 #include "store/quarantine.h"
 #include "store/scrubber.h"
+#include "store/sync_description.h"
 
 namespace writ::store {
 namespace {
 
 constexpr size_t kBlock = 1 << 20;
-
-std::string Join(const std::vector<std::string>& items, const char* sep) {
-  std::string out;
-  for (size_t i = 0; i < items.size(); ++i) {
-    if (i) out += sep;
-    out += items[i];
-  }
-  return out;
-}
 
 std::string ParentOf(const std::string& path) {
   const size_t slash = path.find_last_of('/');
@@ -180,6 +172,16 @@ class DurableWriter : public PayloadWriter {
   Result<RetentionEvidence> Commit(const std::vector<std::string>& receipts) override;
 
  private:
+  bool power() const { return retention_ == RetentionClass::kPowerLoss; }
+  // The steps of Commit, in order (docs/retention.md, "The sequence of each class").
+  Status CheckCommittable() const;
+  PayloadWrites Writes() const;
+  Result<SyncRecord> SyncPayload();
+  Result<RenameRecord> RenameIntoPlace();
+  Result<SyncRecord> SyncPayloadDirectory();
+  IndexRow RowFor(const std::vector<std::string>& receipts) const;
+  Result<IndexRecord> CommitRow(const std::vector<std::string>& receipts);
+
   DurableStore& store_;
   DeliveryMeta meta_;
   RetentionClass retention_;
@@ -205,46 +207,57 @@ class DurableWriter : public PayloadWriter {
   uint64_t taken_ = 0;  // disk promised to this delivery so far (Placement)
 };
 
+// The sync sequence of docs/retention.md, a step at a time; each step's record says what it
+// made durable and how, and the receipt's words are rendered from those records alone.
 Result<RetentionEvidence> DurableWriter::Commit(const std::vector<std::string>& receipts) {
-  Env* env = store_.env_;
-  const bool power = retention_ == RetentionClass::kPowerLoss;
+  WRIT_RETURN_IF_ERROR(CheckCommittable());
+  SyncSteps steps;
+  steps.retention = retention_;
+  steps.writes = Writes();
+  WRIT_ASSIGN_OR_RETURN(steps.payload_sync, SyncPayload());
+  WRIT_ASSIGN_OR_RETURN(steps.rename, RenameIntoPlace());
+  WRIT_ASSIGN_OR_RETURN(steps.directory_sync, SyncPayloadDirectory());
+  WRIT_ASSIGN_OR_RETURN(steps.index, CommitRow(receipts));
+  return DescribeCommit(steps, meta_, StorePlace{store_.dir_, store_.fs_.type});
+}
+
+Status DurableWriter::CheckCommittable() const {
   if (fd_ < 0 || committed_) return Status::Internal("commit of " + meta_.id + " twice");
   if (written_ < meta_.bytes) {
     // Chunks may be rewritten (retries), so this is a floor, not an equality.
     return Status::Internal("commit of " + meta_.id + " with only " + std::to_string(written_) +
                             " of " + std::to_string(meta_.bytes) + " bytes written");
   }
-  if (power) {
+  if (power()) {
     if (auto sticky = store_.sticky_failure()) {
       return Status::Retention("power-loss retention refused: " + *sticky +
                                " earlier; restart the receiver so its store is re-checked");
     }
   }
-  std::vector<std::string> ev;
-  ev.push_back("payload " + tmp_ + ": " + std::to_string(writes_) + " pwrite call(s), " +
-               std::to_string(written_) + " bytes, each returned success");
-  if (direct_writes_ > 0) {
-    ev.push_back(std::to_string(direct_writes_) + " of those pwrites (" +
-                 std::to_string(direct_bytes_) +
-                 " bytes) with O_DIRECT, from the receiver's window to the device");
-  } else if (!direct_refused_.empty()) {
-    ev.push_back("O_DIRECT not available (" + direct_refused_ +
-                 "): written through the page cache");
+  return Status::Ok();
+}
+
+PayloadWrites DurableWriter::Writes() const {
+  return PayloadWrites{tmp_, writes_, written_, direct_writes_, direct_bytes_, direct_refused_};
+}
+
+// 2. fdatasync of the payload (power-loss); process-restart syncs nothing.
+Result<SyncRecord> DurableWriter::SyncPayload() {
+  if (!power()) return SyncRecord{tmp_, SyncMethod::kNone};
+  Status synced = store_.env_->Fdatasync(fd_);
+  if (!synced.ok()) {
+    store_.MarkSticky("fdatasync(" + tmp_ + ") failed (" + synced.message() + ")");
+    return Status::Retention("power-loss retention of " + meta_.id + " failed: fdatasync(" + tmp_ +
+                             "): " + synced.message());
   }
-  if (power) {
-    Status synced = env->Fdatasync(fd_);
-    if (!synced.ok()) {
-      store_.MarkSticky("fdatasync(" + tmp_ + ") failed (" + synced.message() + ")");
-      return Status::Retention("power-loss retention of " + meta_.id + " failed: fdatasync(" +
-                               tmp_ + "): " + synced.message());
-    }
-    ev.push_back("fdatasync(" + tmp_ + ") = 0");
-  } else {
-    ev.push_back("no fsync or fdatasync of the payload");
-  }
+  return SyncRecord{tmp_, SyncMethod::kFdatasync};
+}
+
+// 3. close, and rename of the temporary name into place.
+Result<RenameRecord> DurableWriter::RenameIntoPlace() {
   const int fd = fd_;
   fd_ = -1;
-  Status closed = env->Close(fd);
+  Status closed = store_.env_->Close(fd);
   if (!closed.ok()) {
     // A close error can report a failed writeback (e.g. NFS): the bytes may not be there.
     if (IsSyncError(closed))
@@ -252,23 +265,28 @@ Result<RetentionEvidence> DurableWriter::Commit(const std::vector<std::string>& 
     return Status::Retention("retention of " + meta_.id + " failed: close(" + tmp_ +
                              "): " + closed.message());
   }
-  Status renamed = env->Rename(store_.PathOf(tmp_), store_.PathOf(final_));
+  Status renamed = store_.env_->Rename(store_.PathOf(tmp_), store_.PathOf(final_));
   if (!renamed.ok()) {
     return Status::Retention("retention of " + meta_.id + " failed: " + renamed.message());
   }
   renamed_ = true;
-  ev.push_back("rename(" + tmp_ + ", " + final_ + ") = 0");
-  if (power) {
-    Status dir_synced = env->SyncDir(store_.PathOf(kPayloadDir));
-    if (!dir_synced.ok()) {
-      store_.MarkSticky("fsync of directory " + std::string(kPayloadDir) + "/ failed (" +
-                        dir_synced.message() + ")");
-      return Status::Retention("power-loss retention of " + meta_.id +
-                               " failed: " + dir_synced.message());
-    }
-    ev.push_back("fsync(directory " + std::string(kPayloadDir) + "/) = 0");
-  }
+  return RenameRecord{tmp_, final_};
+}
 
+// 4. fsync of payloads/, the directory of the rename (power-loss).
+Result<SyncRecord> DurableWriter::SyncPayloadDirectory() {
+  if (!power()) return SyncRecord{kPayloadDir, SyncMethod::kNone};
+  Status dir_synced = store_.env_->SyncDir(store_.PathOf(kPayloadDir));
+  if (!dir_synced.ok()) {
+    store_.MarkSticky("fsync of directory " + std::string(kPayloadDir) + "/ failed (" +
+                      dir_synced.message() + ")");
+    return Status::Retention("power-loss retention of " + meta_.id +
+                             " failed: " + dir_synced.message());
+  }
+  return SyncRecord{kPayloadDir, SyncMethod::kFsync};
+}
+
+IndexRow DurableWriter::RowFor(const std::vector<std::string>& receipts) const {
   IndexRow row;
   row.id = meta_.id;
   row.bytes = meta_.bytes;
@@ -281,14 +299,20 @@ Result<RetentionEvidence> DurableWriter::Commit(const std::vector<std::string>& 
   row.state = RowState::kCommitted;
   row.committed_at = NowRfc3339Utc();
   row.sender = meta_.sender;
+  return row;
+}
+
+// 5. the index row, committed (synchronous=FULL for power-loss, NORMAL otherwise).
+Result<IndexRecord> DurableWriter::CommitRow(const std::vector<std::string>& receipts) {
+  const IndexRow row = RowFor(receipts);
   IndexCommit commit;
   std::string replaced;
   const uint64_t failures_before = store_.index_->sync_failures();
-  if (power && store_.sticky_failure()) {
+  if (power() && store_.sticky_failure()) {
     return Status::Retention("power-loss retention refused: " + *store_.sticky_failure());
   }
-  Status inserted =
-      store_.index_->Insert(row, power ? IndexSync::kFull : IndexSync::kNormal, &commit, &replaced);
+  const IndexSync mode = power() ? IndexSync::kFull : IndexSync::kNormal;
+  Status inserted = store_.index_->Insert(row, mode, &commit, &replaced);
   store_.NoteIndexSyncs(failures_before, "index commit of " + meta_.id);
   if (!inserted.ok()) {
     if (inserted.code() == ErrorCode::kRefused) return inserted;  // conflicting id: nothing to undo
@@ -296,52 +320,10 @@ Result<RetentionEvidence> DurableWriter::Commit(const std::vector<std::string>& 
     committed_ = true;  // Undo removed the payload, or left it for recovery if the row is stuck
     return Status::Retention("retention of " + meta_.id + " failed: " + inserted.message());
   }
-  if (!replaced.empty() && replaced != final_) (void)env->Remove(store_.PathOf(replaced));
+  if (!replaced.empty() && replaced != final_) (void)store_.env_->Remove(store_.PathOf(replaced));
   committed_ = true;
-  ev.push_back("index row committed in " + std::string(kIndexFile) + ": " + commit.Describe());
-  ev.push_back(std::string("this receipt is sent only after it is itself added to that row by a ") +
-               (power ? "synchronous=FULL" : "synchronous=NORMAL") + " commit");
-  ev.push_back("filesystem of " + store_.dir_ + ": " + store_.fs_.type +
-               (power ? "; whether the device honors flushes is not known to writ" : ""));
-
-  const std::string digest = protocol::ToHex(meta_.digest);
-  RetentionEvidence out;
-  out.retention = retention_;
-  out.evidence = Join(ev, "; ");
-  const std::string object = meta_.id + " (" + std::to_string(meta_.bytes) + " bytes, " +
-                             std::string(protocol::RuleName(meta_.rule)) + " " + digest + ")";
-  const std::string result = "`writ query " + meta_.id + "` returns " + object +
-                             " as retained and `writ store cat " + meta_.id + " --data " +
-                             store_.dir_ + "` yields " + std::to_string(meta_.bytes) +
-                             " bytes with this digest";
-  if (power) {
-    out.acknowledged_point =
-        "payload fdatasync'd under a temporary name, renamed into place and its directory fsync'd; "
-        "index row committed with SQLite synchronous=FULL (WAL synced); this receipt added to the "
-        "row "
-        "by another synchronous=FULL commit before it was sent";
-    out.promise_after_failure =
-        "after a power loss of the receiving host (on storage that honors flushes) or a crash of "
-        "the "
-        "receiver process, and a restart of the receiver on " +
-        store_.dir_ + ": " + result;
-  } else {
-    out.acknowledged_point =
-        std::string(direct_writes_ > 0
-                        ? "payload written to the OS (with O_DIRECT to the device, an unaligned "
-                          "tail to the page cache; no fsync or fdatasync)"
-                        : "payload written to the OS (page cache; no fsync or fdatasync)") +
-        " under a temporary name and renamed into place; index row committed with SQLite "
-        "synchronous=NORMAL (WAL written to "
-        "the "
-        "OS, not synced); this receipt added to the row the same way before it was sent";
-    out.promise_after_failure =
-        "after the receiver process crashes or is killed and restarts on " + store_.dir_ +
-        " while the host keeps running: " + result +
-        ". Not promised after a host power loss or kernel crash: then the delivery may be gone, "
-        "and is never reported retained unless its bytes match its digest";
-  }
-  return out;
+  return IndexRecord{kIndexFile, power() ? SyncMethod::kSqliteFull : SyncMethod::kSqliteNormal,
+                     commit.Describe()};
 }
 
 // ---- the store ------------------------------------------------------------------------------

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "store/sync_steps.h"
 #include "writ/status.h"
 #include "writ/types.h"
 
@@ -33,6 +34,7 @@ struct RetentionEvidence {
   std::string acknowledged_point;
   std::string promise_after_failure;
   std::string evidence;
+  std::optional<SyncSteps> steps;  // the durable store's sync sequence, that `evidence` tells
 };
 
 struct RetainedDelivery {

@@ -1,0 +1,129 @@
+#include "receiver/admission.h"
+
+#include "receiver/receiver_core.h"
+
+namespace writ::receiver::admission {
+
+using protocol::Announce;
+using protocol::RefuseReason;
+
+Verdict OneAtATime(const Announce& a, const std::string* in_progress) {
+  if (in_progress == nullptr) return std::nullopt;
+  return protocol::Refuse{a.delivery_id, RefuseReason::kLimit,
+                          "delivery " + *in_progress + " is still in progress on this connection"};
+}
+
+Verdict SignedAsAllowed(const Announce& a, const Status& admitted) {
+  if (admitted.ok()) return std::nullopt;
+  return protocol::Refuse{a.delivery_id, RefuseReason::kAuth, admitted.message()};
+}
+
+protocol::Refuse ConnectionLimitReached(const Announce& a, const std::string& key, uint32_t limit) {
+  return protocol::Refuse{
+      a.delivery_id, RefuseReason::kLimit,
+      "sender " + key + " already has " + std::to_string(limit) + " connections open"};
+}
+
+Verdict SameUserOverUncheckedProvider(const Announce& a, const std::string& provider,
+                                      const Result<uid_t>& peer_uid, uid_t own_uid) {
+  if (peer_uid.ok() && *peer_uid == own_uid) return std::nullopt;
+  return protocol::Refuse{
+      a.delivery_id, RefuseReason::kAuth,
+      "provider " + provider +
+          " does not check memory keys, so this receiver admits only its own user (uid " +
+          std::to_string(own_uid) + ") over it; the sender is " +
+          (peer_uid.ok() ? "uid " + std::to_string(*peer_uid) : peer_uid.status().message())};
+}
+
+Verdict SenderAddressUsable(const Announce& a, const Status& added) {
+  if (added.ok()) return std::nullopt;
+  return protocol::Refuse{a.delivery_id, RefuseReason::kMalformed,
+                          "sender fabric address: " + added.message()};
+}
+
+Verdict WithinSizeLimit(const Announce& a, uint64_t max_delivery_bytes) {
+  if (a.bytes <= max_delivery_bytes) return std::nullopt;
+  return protocol::Refuse{a.delivery_id, RefuseReason::kOversize,
+                          "delivery of " + std::to_string(a.bytes) +
+                              " bytes exceeds this receiver's limit of " +
+                              std::to_string(max_delivery_bytes) + " bytes"};
+}
+
+Verdict ChunkFitsWindow(const Announce& a, uint64_t window_bytes) {
+  if (a.chunk_size <= window_bytes) return std::nullopt;
+  return protocol::Refuse{a.delivery_id, RefuseReason::kOversize,
+                          "chunk size " + std::to_string(a.chunk_size) +
+                              " exceeds this receiver's window of " + std::to_string(window_bytes) +
+                              " bytes"};
+}
+
+Verdict ProcessingOffered(const Announce& a, bool processing) {
+  if (a.until != Rung::kProcessed || processing) return std::nullopt;
+  return protocol::Refuse{
+      a.delivery_id, RefuseReason::kUnsupported,
+      "this receiver registers no processing step, so it never reports 'processed'"};
+}
+
+Verdict RetentionOffered(const Announce& a, bool offered) {
+  if (offered) return std::nullopt;
+  return protocol::Refuse{a.delivery_id, RefuseReason::kRetention,
+                          std::string("this receiver does not offer ") +
+                              std::string(protocol::RetentionName(a.retention)) +
+                              " retention (without --data only volatile is offered)"};
+}
+
+Verdict StoreLookedUp(const Announce& a, const Status& lookup) {
+  if (lookup.ok()) return std::nullopt;
+  return protocol::Refuse{a.delivery_id, RefuseReason::kInternal, lookup.message()};
+}
+
+Verdict SameContentAsHeld(const Announce& a, const store::RetainedDelivery& held) {
+  if (held.meta.digest == a.digest && held.meta.bytes == a.bytes && held.meta.rule == a.rule) {
+    return std::nullopt;
+  }
+  // Neither its size nor its digest: they describe bytes another sender delivered.
+  return protocol::Refuse{a.delivery_id, RefuseReason::kConflictingId,
+                          "delivery " + a.delivery_id + " is already retained with other content"};
+}
+
+Verdict NoWeakerThanHeld(const Announce& a, const store::RetainedDelivery& held) {
+  if (held.retention >= a.retention) return std::nullopt;
+  return protocol::Refuse{a.delivery_id, RefuseReason::kRetention,
+                          "delivery " + a.delivery_id + " is already retained as " +
+                              std::string(protocol::RetentionName(held.retention)) +
+                              ", weaker than " + std::string(protocol::RetentionName(a.retention))};
+}
+
+bool HeldForThisSender(const store::RetainedDelivery& held, const std::string& identity) {
+  // Only an authenticated sender: anyone else proves it holds the bytes by sending them.
+  return !held.meta.sender.empty() && held.meta.sender == identity;
+}
+
+protocol::Refuse IdInProgressElsewhere(const Announce& a) {
+  return protocol::Refuse{a.delivery_id, RefuseReason::kConflictingId,
+                          "delivery " + a.delivery_id + " is in progress on another connection"};
+}
+
+protocol::Refuse DeliveryLimitReached(const Announce& a, const std::string& sender,
+                                      uint32_t limit) {
+  return protocol::Refuse{
+      a.delivery_id, RefuseReason::kLimit,
+      "sender " + sender + " already has " + std::to_string(limit) + " deliveries in progress"};
+}
+
+}  // namespace writ::receiver::admission
+
+namespace writ::receiver {
+
+std::variant<AdmittedDelivery, protocol::Refuse> AdmittedDelivery::Claim(
+    ReceiverCore& core, const protocol::Announce& a, const std::string& sender) {
+  auto id = IdClaim::Take(core, a.delivery_id);
+  if (!id) return admission::IdInProgressElsewhere(a);
+  auto place = Reservation::Take(core, sender, SenderUsage::kDeliveries);
+  if (!place) {
+    return admission::DeliveryLimitReached(a, sender, core.options.max_deliveries_per_sender);
+  }
+  return AdmittedDelivery(std::move(*id), std::move(*place));
+}
+
+}  // namespace writ::receiver

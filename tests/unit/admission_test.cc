@@ -1,0 +1,172 @@
+// Admission's steps alone (receiver/admission.h): each check's verdict and the words of its
+// refusal, and the claims an AdmittedDelivery holds and gives back. No network, no fabric.
+#include "receiver/admission.h"
+
+#include <gtest/gtest.h>
+
+#include "receiver/receiver_core.h"
+
+namespace writ::receiver {
+namespace {
+
+using protocol::RefuseReason;
+
+protocol::Announce AnnounceOf(const std::string& id) {
+  protocol::Announce a;
+  a.delivery_id = id;
+  a.bytes = 1000;
+  a.chunk_size = 100;
+  a.rule = Rule::kCrc32c;
+  a.digest = {1, 2, 3, 4};
+  a.retention = RetentionClass::kProcessRestart;
+  return a;
+}
+
+store::RetainedDelivery HeldLike(const protocol::Announce& a) {
+  store::RetainedDelivery held;
+  held.meta = store::DeliveryMeta{a.delivery_id, a.bytes, a.chunk_size, a.rule, a.digest, ""};
+  held.retention = a.retention;
+  return held;
+}
+
+TEST(AdmissionCheck, OneDeliveryAtATimePerConnection) {
+  const auto a = AnnounceOf("d-2");
+  EXPECT_FALSE(admission::OneAtATime(a, nullptr));
+  const std::string in_progress = "d-1";
+  EXPECT_EQ(admission::OneAtATime(a, &in_progress),
+            (protocol::Refuse{"d-2", RefuseReason::kLimit,
+                              "delivery d-1 is still in progress on this connection"}));
+}
+
+TEST(AdmissionCheck, SenderChecksNameWhatIsWrong) {
+  const auto a = AnnounceOf("d");
+  EXPECT_FALSE(admission::SignedAsAllowed(a, Status::Ok()));
+  EXPECT_EQ(admission::SignedAsAllowed(a, Status::Validation("key not allowed")),
+            (protocol::Refuse{"d", RefuseReason::kAuth, "key not allowed"}));
+  EXPECT_EQ(
+      admission::ConnectionLimitReached(a, "k1", 3),
+      (protocol::Refuse{"d", RefuseReason::kLimit, "sender k1 already has 3 connections open"}));
+  EXPECT_FALSE(admission::SenderAddressUsable(a, Status::Ok()));
+  EXPECT_EQ(admission::SenderAddressUsable(a, Status::InvalidArgument("bad"))->detail,
+            "sender fabric address: bad");
+}
+
+TEST(AdmissionCheck, UncheckedProviderAdmitsOnlyTheReceiversOwnUser) {
+  const auto a = AnnounceOf("d");
+  EXPECT_FALSE(admission::SameUserOverUncheckedProvider(a, "shm", Result<uid_t>(uid_t{7}), 7));
+  auto other = admission::SameUserOverUncheckedProvider(a, "shm", Result<uid_t>(uid_t{8}), 7);
+  ASSERT_TRUE(other);
+  EXPECT_EQ(other->reason, RefuseReason::kAuth);
+  EXPECT_EQ(other->detail,
+            "provider shm does not check memory keys, so this receiver admits only its own user "
+            "(uid 7) over it; the sender is uid 8");
+  auto unknown = admission::SameUserOverUncheckedProvider(
+      a, "shm", Result<uid_t>(Status::NotFound("no such socket")), 7);
+  ASSERT_TRUE(unknown);
+  EXPECT_NE(unknown->detail.find("the sender is no such socket"), std::string::npos)
+      << unknown->detail;
+}
+
+TEST(AdmissionCheck, RequestChecksAgainstWhatThisReceiverOffers) {
+  auto a = AnnounceOf("d");
+  EXPECT_FALSE(admission::WithinSizeLimit(a, 1000));
+  EXPECT_EQ(
+      admission::WithinSizeLimit(a, 999),
+      (protocol::Refuse{"d", RefuseReason::kOversize,
+                        "delivery of 1000 bytes exceeds this receiver's limit of 999 bytes"}));
+  EXPECT_FALSE(admission::ChunkFitsWindow(a, 100));
+  EXPECT_EQ(admission::ChunkFitsWindow(a, 64),
+            (protocol::Refuse{"d", RefuseReason::kOversize,
+                              "chunk size 100 exceeds this receiver's window of 64 bytes"}));
+  EXPECT_FALSE(admission::ProcessingOffered(a, false)) << "not asked for";
+  a.until = Rung::kProcessed;
+  EXPECT_FALSE(admission::ProcessingOffered(a, true));
+  EXPECT_EQ(admission::ProcessingOffered(a, false)->reason, RefuseReason::kUnsupported);
+  EXPECT_FALSE(admission::RetentionOffered(a, true));
+  EXPECT_EQ(admission::RetentionOffered(a, false),
+            (protocol::Refuse{"d", RefuseReason::kRetention,
+                              "this receiver does not offer process-restart retention (without "
+                              "--data only volatile is offered)"}));
+}
+
+TEST(AdmissionCheck, AnIdAlreadyHeldMustMatchItsContentAndClass) {
+  const auto a = AnnounceOf("d");
+  EXPECT_FALSE(admission::StoreLookedUp(a, Status::Ok()));
+  EXPECT_EQ(admission::StoreLookedUp(a, Status::Internal("index gone"))->reason,
+            RefuseReason::kInternal);
+
+  store::RetainedDelivery held = HeldLike(a);
+  EXPECT_FALSE(admission::SameContentAsHeld(a, held));
+  EXPECT_FALSE(admission::NoWeakerThanHeld(a, held));
+  held.meta.digest = {9, 9, 9, 9};
+  EXPECT_EQ(admission::SameContentAsHeld(a, held),
+            (protocol::Refuse{"d", RefuseReason::kConflictingId,
+                              "delivery d is already retained with other content"}));
+  held = HeldLike(a);
+  held.retention = RetentionClass::kVolatile;
+  EXPECT_EQ(admission::NoWeakerThanHeld(a, held),
+            (protocol::Refuse{"d", RefuseReason::kRetention,
+                              "delivery d is already retained as volatile, weaker than "
+                              "process-restart"}));
+}
+
+TEST(AdmissionCheck, OnlyTheAuthenticatedSenderThatDeliveredIsAnsweredFromTheStore) {
+  store::RetainedDelivery held = HeldLike(AnnounceOf("d"));
+  EXPECT_FALSE(admission::HeldForThisSender(held, "")) << "unsigned: must send the bytes";
+  held.meta.sender = "key-a";
+  EXPECT_TRUE(admission::HeldForThisSender(held, "key-a"));
+  EXPECT_FALSE(admission::HeldForThisSender(held, "key-b"));
+  EXPECT_FALSE(admission::HeldForThisSender(held, ""));
+}
+
+TEST(AdmittedDelivery, HoldsItsIdAndPlaceUntilItEnds) {
+  ReceiverCore core;
+  core.options.max_deliveries_per_sender = 1;
+  const auto a = AnnounceOf("d-1");
+  {
+    auto admitted = AdmittedDelivery::Claim(core, a, "s");
+    ASSERT_TRUE(std::holds_alternative<AdmittedDelivery>(admitted));
+    EXPECT_EQ(core.active_ids.count("d-1"), 1u);
+    EXPECT_EQ(core.usage.at("s")[static_cast<size_t>(SenderUsage::kDeliveries)], 1u);
+
+    // The same id elsewhere: refused, and nothing more is held.
+    auto again = AdmittedDelivery::Claim(core, a, "t");
+    ASSERT_TRUE(std::holds_alternative<protocol::Refuse>(again));
+    EXPECT_EQ(std::get<protocol::Refuse>(again),
+              (protocol::Refuse{"d-1", RefuseReason::kConflictingId,
+                                "delivery d-1 is in progress on another connection"}));
+    EXPECT_EQ(core.usage.count("t"), 0u);
+
+    // Another id over the sender's limit: refused, and its id is free again.
+    auto over = AdmittedDelivery::Claim(core, AnnounceOf("d-2"), "s");
+    ASSERT_TRUE(std::holds_alternative<protocol::Refuse>(over));
+    EXPECT_EQ(std::get<protocol::Refuse>(over),
+              (protocol::Refuse{"d-2", RefuseReason::kLimit,
+                                "sender s already has 1 deliveries in progress"}));
+    EXPECT_EQ(core.active_ids.count("d-2"), 0u);
+
+    // Handed over (moved) it still holds both.
+    std::optional<AdmittedDelivery> kept;
+    kept.emplace(std::move(std::get<AdmittedDelivery>(admitted)));
+    EXPECT_EQ(core.active_ids.count("d-1"), 1u);
+  }
+  EXPECT_TRUE(core.active_ids.empty());
+  EXPECT_TRUE(core.usage.empty()) << "the sender's place given back";
+}
+
+TEST(Reservation, GivesBackOnceWhenItEndsOrIsReplaced) {
+  ReceiverCore core;
+  core.options.max_connections_per_sender = 1;
+  std::optional<Reservation> slot = Reservation::Take(core, "k1", SenderUsage::kConnections);
+  ASSERT_TRUE(slot);
+  EXPECT_FALSE(Reservation::Take(core, "k1", SenderUsage::kConnections)) << "at its limit";
+  Reservation moved = std::move(*slot);
+  slot.reset();  // a moved-from reservation gives back nothing
+  EXPECT_EQ(core.usage.at("k1")[static_cast<size_t>(SenderUsage::kConnections)], 1u);
+  moved = *Reservation::Take(core, "k2", SenderUsage::kConnections);  // k1's is given back
+  EXPECT_EQ(core.usage.count("k1"), 0u);
+  EXPECT_EQ(moved.sender(), "k2");
+}
+
+}  // namespace
+}  // namespace writ::receiver
