@@ -150,7 +150,8 @@ Result<PostedWrite> FaultInjectingFabric::PostFaultyLocked(const WriteRequest& r
       return ForwardLocked(changed);
     case WriteFault::kPastWindow:
       // Starts inside the window and ends past it (the whole write past it when 1 byte).
-      changed.remote_offset = changed.remote.length - changed.length / 2;
+      changed.remote_offset =
+          changed.remote.length - std::min(changed.length / 2, changed.remote.length);
       return ForwardLocked(changed);
     case WriteFault::kCorruptSource:
       WRIT_RETURN_IF_ERROR(CorruptSourceLocked(changed));

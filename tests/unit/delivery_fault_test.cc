@@ -72,8 +72,11 @@ TEST(DeliveryFaults, ASecondAttemptAfterAnInjectedErrorSucceedsAndTheOutcomeShow
   SEAM_START_OR_SKIP(rig);
   ASSERT_TRUE(rig.Connect(1).ok());
   rig.initiator().FailWrite(1, ErrorRecord(FI_ECANCELED, 0));
-  DeliveryOptions options = SmallChunks("retry");
-  options.max_attempts = 2;
+  SendOptions send;  // what `writ send --attempts 2 --chunk-size 64KiB --id retry` asks for
+  send.id = "retry";
+  send.chunk_size = 64 << 10;
+  send.max_attempts = 2;
+  const DeliveryOptions options = DeliveryOptionsOf(send);
   const auto bytes = Pattern(4, 4 * (64 << 10));
   const DeliveryOutcome out = rig.Deliver(bytes, options);
 
