@@ -49,21 +49,24 @@ class RequestTable {
 // How one acknowledgement bears on the delivery it names (rules 5 and 6).
 enum class AckBearing {
   kEstablishes,  // names the delivery, result validated|processed, a rule, no wrong bytes
+  kFails,        // names the delivery, result failed, a rule, no wrong bytes (rule 12)
   kWrongBytes,   // its byte count is not the delivery's
-  kNoResult,     // says neither validated nor processed
-  kNoRule,       // says validated|processed but names no rule
+  kNoResult,     // states no result
+  kNoRule,       // states a result but names no rule
 };
 AckBearing Classify(const Acknowledgement& ack, const Delivery& delivery);
 
 // Everything the bundle says about one delivery (indices into the bundle's lists).
 struct DeliveryEvidence {
-  std::optional<PlacementBasis> placement;  // the strongest entry
-  std::optional<std::size_t> notification;  // the first naming it
+  std::optional<PlacementBasis> placement;         // the strongest entry
+  std::optional<std::size_t> notification;         // the first naming it, without a portion
+  std::vector<std::size_t> portion_notifications;  // naming it and one portion (rule 11)
   std::optional<std::size_t> validating_ack;
   std::optional<std::size_t> processing_ack;
+  std::optional<std::size_t> failing_ack;         // the first that says it failed validation
   std::vector<std::size_t> other_acks;            // name it, but do not establish validation
   std::optional<std::size_t> strongest_promise;   // complete
-  std::optional<std::size_t> incomplete_promise;  // the first incomplete one
+  std::optional<std::size_t> incomplete_promise;  // the first incomplete or overreaching one
 };
 
 struct EvidenceIndex {
@@ -78,6 +81,8 @@ struct EvidenceIndex {
   // Entries that name no delivery: they may be about any of them.
   std::vector<std::size_t> unattributed_acks;
   std::vector<std::size_t> unattributed_promises;
+  // Entries naming a delivery id the bundle does not have (rule 14), in list order.
+  std::vector<UnattributedEntry> unattributed;
 };
 
 // The index keeps string_views into `bundle`, which must outlive it.

@@ -57,8 +57,9 @@ INSTANTIATE_TEST_SUITE_P(
         MalformedCase{"context-not-object.json", "context: expected object"},
         MalformedCase{"placement-bad-basis.json",
                       "placement[0].basis: expected one of stipulated or observed"},
-        MalformedCase{"ack-bad-result.json",
-                      "acknowledgements[0].result: expected one of validated or processed or null"},
+        MalformedCase{
+            "ack-bad-result.json",
+            "acknowledgements[0].result: expected one of validated, processed or failed or null"},
         MalformedCase{"bad-survives.json", "retention_promises[0].survives: expected ..."},
         MalformedCase{"replicated-zero.json", "retention_promises[0].survives: expected ..."},
         MalformedCase{"claim-without-count.json", "claims[0].count: missing"},
@@ -113,7 +114,7 @@ TEST(ParseBundle, DeepNestingIsRefusedBeforeItCostsAnything) {
                            std::string(100000, ']') + "}";
   auto bundle = ParseBundle(deep);
   ASSERT_FALSE(bundle.ok());
-  EXPECT_NE(bundle.status().message().find("nested deeper than"), std::string::npos);
+  EXPECT_NE(bundle.status().message().find("nesting deeper than"), std::string::npos);
 }
 
 }  // namespace
