@@ -35,6 +35,11 @@ std::string_view ToString(Transport value);
 std::string_view ToString(MemoryType value);
 std::string_view ToString(CompletionLevel value);
 std::string_view ToString(Medium value);
+// The inverse of ToString: the enumerator with wire name `name`, nullopt for any other text.
+std::optional<Operation> ParseOperation(std::string_view name);
+std::optional<Transport> ParseTransport(std::string_view name);
+std::optional<MemoryType> ParseMemoryType(std::string_view name);
+std::optional<CompletionLevel> ParseCompletionLevel(std::string_view name);
 
 // What a retention promise says the object survives, ordered
 // process-running < process-restart < power-loss < replicated:1 < replicated:2 ...
@@ -175,6 +180,12 @@ struct EvidenceBundle {
 // levels anywhere, and integers past 2^64-1 in defined fields, are malformed.
 // Never throws.
 Result<EvidenceBundle> ParseBundle(std::string_view json_text);
+
+// The writ.evidence/1 document of `bundle`, pretty-printed, ending in a newline:
+// what ParseBundle reads back into the same bundle. Unstated fields are null, or
+// left out where the contract makes them optional (offset, opcode, portion,
+// medium, a claim's count/delivery/survives/text).
+std::string BundleToJson(const EvidenceBundle& bundle);
 
 // ---- The audit report ------------------------------------------------------
 

@@ -79,6 +79,31 @@ std::string_view ToString(Medium value) {
   return "other";
 }
 
+namespace {
+
+// Enumerators 0..last, matched by their wire names.
+template <typename Enum>
+std::optional<Enum> ByWireName(std::string_view name, Enum last) {
+  for (int i = 0; i <= static_cast<int>(last); ++i)
+    if (ToString(static_cast<Enum>(i)) == name) return static_cast<Enum>(i);
+  return std::nullopt;
+}
+
+}  // namespace
+
+std::optional<Operation> ParseOperation(std::string_view name) {
+  return ByWireName(name, Operation::kOther);
+}
+std::optional<Transport> ParseTransport(std::string_view name) {
+  return ByWireName(name, Transport::kOther);
+}
+std::optional<MemoryType> ParseMemoryType(std::string_view name) {
+  return ByWireName(name, MemoryType::kOther);
+}
+std::optional<CompletionLevel> ParseCompletionLevel(std::string_view name) {
+  return ByWireName(name, CompletionLevel::kCommit);
+}
+
 std::string_view ToString(NotificationState value) {
   switch (value) {
     case NotificationState::kEstablished: return "established";
