@@ -7,6 +7,7 @@
 #include <compare>
 #include <cstddef>
 #include <cstdint>
+#include <iosfwd>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -180,6 +181,9 @@ struct EvidenceBundle {
 // levels anywhere, and integers past 2^64-1 in defined fields, are malformed.
 // Never throws.
 Result<EvidenceBundle> ParseBundle(std::string_view json_text);
+// The same, read as it streams in: the text is never held whole. A read error
+// of `in` is reported as Status::Io.
+Result<EvidenceBundle> ParseBundle(std::istream& in);
 
 // The writ.evidence/1 document of `bundle`, pretty-printed, ending in a newline:
 // what ParseBundle reads back into the same bundle. Unstated fields are null, or

@@ -119,3 +119,26 @@ TEST(ParseBundle, DeepNestingIsRefusedBeforeItCostsAnything) {
 
 }  // namespace
 }  // namespace writ::audit::testing
+
+namespace writ::audit::testing {
+namespace {
+
+// The streaming overload (what `writ audit` uses) reads exactly what the text overload reads.
+TEST(ParseBundle, FromAStreamIsTheSameAsFromText) {
+  for (const char* name :
+       {"rule14/unattributed.json", "rule15/vendor-fields.json", "malformed/duplicate-key.json",
+        "rule15/huge-count.json", "malformed/truncated.json"}) {
+    const std::string text = ReadText(BundlePath(name));
+    std::istringstream stream(text);
+    auto streamed = ParseBundle(stream);
+    auto whole = ParseBundle(std::string_view(text));
+    ASSERT_EQ(streamed.ok(), whole.ok()) << name;
+    if (whole.ok())
+      EXPECT_EQ(BundleToJson(*streamed), BundleToJson(*whole)) << name;
+    else
+      EXPECT_EQ(streamed.status().message(), whole.status().message()) << name;
+  }
+}
+
+}  // namespace
+}  // namespace writ::audit::testing
