@@ -467,6 +467,7 @@ void BundleReader::FinishDelivery() {
     return;
   }
   total_bytes_ += delivery_.bytes;
+  delivery_.portions.shrink_to_fit();  // a vector grown by doubling holds up to 2x its portions
   bundle_.deliveries.push_back(std::move(delivery_));
 }
 

@@ -18,7 +18,7 @@ std::size_t RequestTable::Locate(std::string_view key, std::size_t hash) const {
   std::size_t i = hash & mask_;
   while (slots_[i] != 0) {
     const Entry& entry = entries_[slots_[i] - 1];
-    if (entry.hash == hash && entry.key == key) break;
+    if (entry.key == key) break;
     i = (i + 1) & mask_;
   }
   return i;
@@ -28,7 +28,7 @@ uint32_t RequestTable::Intern(std::string_view wr_id) {
   const std::size_t hash = std::hash<std::string_view>{}(wr_id);
   const std::size_t i = Locate(wr_id, hash);
   if (slots_[i] == 0) {
-    entries_.push_back(Entry{wr_id, hash, {}});
+    entries_.push_back(Entry{wr_id, {}});
     slots_[i] = static_cast<uint32_t>(entries_.size());
   }
   return slots_[i] - 1;

@@ -14,11 +14,13 @@
 namespace writ::audit::internal {
 
 // What the bundle says about one work request id.
+// 32-bit counts: a bundle held in memory cannot name one id 2^32 times, and
+// 24 bytes instead of 32 per id is 8 MB less at a million ids.
 struct RequestFacts {
-  uint64_t successes = 0;  // success records
-  uint64_t errors = 0;     // error records
+  uint32_t successes = 0;  // success records
+  uint32_t errors = 0;     // error records
+  uint32_t portions = 0;   // portions naming it, over all deliveries
   const WorkCompletion* first_error = nullptr;
-  uint64_t portions = 0;  // portions naming it, over all deliveries
 };
 
 // wr_id → RequestFacts: open addressing over a small array of indices into a
@@ -33,9 +35,8 @@ class RequestTable {
   const RequestFacts& at(uint32_t entry) const { return entries_[entry].facts; }
 
  private:
-  struct Entry {
+  struct Entry {  // no stored hash: ids are short, comparing them is as cheap
     std::string_view key;
-    std::size_t hash = 0;
     RequestFacts facts;
   };
   // The slot holding `key`, or the empty slot where it would go.
