@@ -3,14 +3,17 @@
 //  - it accepts nothing that is not JSON (nlohmann::json::accept is the oracle) and
 //    rejects only with Status::Malformed and a message;
 //  - on an accepted bundle the audit is deterministic, its counts add up, every
-//    claim has a reason, rule 1 holds portion by portion, and both reports render
+//    claim has a reason, rule 1 holds portion by portion, rule 9 at inject, every
+//    question is asked once (rule 16), and both reports render
 //    (the JSON one parses back as writ.audit/1).
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
 #include <nlohmann/json.hpp>
 #include <string_view>
 #include <unordered_map>
+#include <unordered_set>
 
 #include "writ/audit.h"
 
@@ -67,9 +70,20 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   for (std::size_t i = 0; i < report.claims.size(); ++i) {
     Require(report.claims[i].id == bundle->claims[i].id);
     Require(!report.claims[i].reason.empty());
-    if (report.claims[i].verdict == Verdict::kNotSupported)
+    if (report.claims[i].verdict == Verdict::kNotSupported) {
       Require(!report.claims[i].question.empty());
+      // Rule 16: every unsupported claim's question is asked.
+      Require(std::find(report.questions.begin(), report.questions.end(),
+                        report.claims[i].question) != report.questions.end());
+    }
   }
+  // Rule 9: nothing is transferred at completion level inject.
+  if (bundle->context.completion_level == CompletionLevel::kInject)
+    for (const DeliveryReport& d : report.deliveries)
+      Require(d.transport != TransportState::kEstablished);
+  // Rule 16: each question once.
+  std::unordered_set<std::string_view> asked(report.questions.begin(), report.questions.end());
+  Require(asked.size() == report.questions.size());
   for (const WorkCompletion& r : bundle->work_completions)
     Require(r.success() == r.success_detail.has_value());  // rule 2, structurally
   CheckTransport(*bundle, report);

@@ -7,6 +7,7 @@
 #include <compare>
 #include <cstddef>
 #include <cstdint>
+#include <iosfwd>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -26,12 +27,20 @@ enum class Operation { kRdmaWrite, kRdmaWriteWithImm, kSend, kOther };
 enum class Transport { kIbRc, kRoceRc, kIwarp, kTcp, kShm, kEfa, kOther };
 enum class MemoryType { kDram, kPmem, kGpu, kFile, kOther };
 enum class CompletionLevel { kInject, kTransmit, kDelivery, kCommit };
+// Where a retention promise keeps the delivery (revision 2, optional).
+enum class Medium { kDram, kGpu, kPmem, kDisk, kReplicas, kOther };
 
 // The wire names ("rdma_write", "ib_rc", ...).
 std::string_view ToString(Operation value);
 std::string_view ToString(Transport value);
 std::string_view ToString(MemoryType value);
 std::string_view ToString(CompletionLevel value);
+std::string_view ToString(Medium value);
+// The inverse of ToString: the enumerator with wire name `name`, nullopt for any other text.
+std::optional<Operation> ParseOperation(std::string_view name);
+std::optional<Transport> ParseTransport(std::string_view name);
+std::optional<MemoryType> ParseMemoryType(std::string_view name);
+std::optional<CompletionLevel> ParseCompletionLevel(std::string_view name);
 
 // What a retention promise says the object survives, ordered
 // process-running < process-restart < power-loss < replicated:1 < replicated:2 ...
@@ -98,9 +107,10 @@ struct Notification {
   std::optional<std::string> delivery;
   std::optional<std::string> kind;
   std::optional<uint64_t> imm;
+  std::optional<std::string> portion;  // a wr_id of that delivery: about that portion only
 };
 
-enum class AckResult { kValidated, kProcessed };
+enum class AckResult { kValidated, kProcessed, kFailed };
 
 // An application-level message from the receiver; any field may be unstated.
 struct Acknowledgement {
@@ -117,10 +127,16 @@ struct RetentionPromise {
   std::optional<Survives> survives;
   std::optional<std::string> promise_after_failure;
   std::optional<std::string> evidence;
+  std::optional<Medium> medium;
 
   // All five fields stated (rule 7).
   bool complete() const {
     return delivery && acknowledged_point && survives && promise_after_failure && evidence;
+  }
+  // Volatile media cannot promise power loss (rule 13).
+  bool overreaches() const {
+    return (medium == Medium::kDram || medium == Medium::kGpu) && survives &&
+           survives->cls >= Survives::Class::kPowerLoss;
   }
 };
 
@@ -161,15 +177,26 @@ struct EvidenceBundle {
 // Strict, typed parse of a writ.evidence/1 document. A malformed bundle gives
 // Status::Malformed("<json path>: <what was wrong>") for the first bad field,
 // e.g. "deliveries[0].portions[2].bytes: expected integer". Unknown fields are
-// ignored. Never throws.
+// skipped unread (duplicate keys allowed inside them); nesting deeper than 512
+// levels anywhere, and integers past 2^64-1 in defined fields, are malformed.
+// Never throws.
 Result<EvidenceBundle> ParseBundle(std::string_view json_text);
+// The same, read as it streams in: the text is never held whole. A read error
+// of `in` is reported as Status::Io.
+Result<EvidenceBundle> ParseBundle(std::istream& in);
+
+// The writ.evidence/1 document of `bundle`, pretty-printed, ending in a newline:
+// what ParseBundle reads back into the same bundle. Unstated fields are null, or
+// left out where the contract makes them optional (offset, opcode, portion,
+// medium, a claim's count/delivery/survives/text).
+std::string BundleToJson(const EvidenceBundle& bundle);
 
 // ---- The audit report ------------------------------------------------------
 
 enum class TransportState { kEstablished, kFailed, kIncomplete };
 enum class PlacementState { kObserved, kStipulated, kNotEstablished };
-enum class NotificationState { kEstablished, kNone };
-enum class ValidationState { kEstablished, kUnresolved, kUnknown };
+enum class NotificationState { kEstablished, kPartial, kNone };
+enum class ValidationState { kEstablished, kFailed, kUnresolved, kUnknown };
 enum class ProcessingState { kEstablished, kUnknown };
 
 std::string_view ToString(TransportState value);
@@ -198,7 +225,7 @@ struct DeliveryReport {
   ProcessingState processing = ProcessingState::kUnknown;
   RetentionState retention;
   std::vector<std::string> reasons;    // one sentence per conclusion that is not plain
-  std::vector<std::string> questions;  // what to ask the supplier (human output only)
+  std::vector<std::string> questions;  // what to ask the supplier (gathered in AuditReport)
 };
 
 enum class Verdict { kSupported, kNotSupported };
@@ -214,15 +241,28 @@ struct ClaimVerdict {
   std::string question;
 };
 
+// An entry naming a delivery id the bundle does not have (rule 14).
+struct UnattributedEntry {
+  enum class Kind { kAcknowledgement, kNotification, kPlacement, kRetentionPromise };
+  Kind kind = Kind::kAcknowledgement;
+  uint64_t index = 0;  // in the bundle's list of that kind
+  std::string delivery;
+};
+std::string_view ToString(UnattributedEntry::Kind value);
+
 struct AuditReport {
   uint64_t records = 0;
   uint64_t successful = 0;
   uint64_t failed = 0;
   uint64_t logical_deliveries = 0;
   uint64_t placed_bytes = 0;
-  std::vector<DeliveryReport> deliveries;    // bundle order
-  std::vector<ClaimVerdict> claims;          // bundle order
-  std::vector<std::string> missing_context;  // contract order of the context fields
+  std::vector<DeliveryReport> deliveries;       // bundle order
+  std::vector<ClaimVerdict> claims;             // bundle order
+  std::vector<std::string> missing_context;     // contract order of the context fields
+  std::vector<UnattributedEntry> unattributed;  // placement, notifications, acks, promises
+  // Rule 16: every question of the deliveries and of the unsupported claims,
+  // deduplicated, in input order; the human report prints them under "Ask next".
+  std::vector<std::string> questions;
 };
 
 // Applies the contract's rules. Pure and deterministic; O(records + portions).

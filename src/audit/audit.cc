@@ -1,6 +1,9 @@
 // Audit(): the rules applied to a whole bundle.
 #include "writ/audit.h"
 
+#include <string_view>
+#include <unordered_set>
+
 #include "audit/evidence_index.h"
 #include "audit/rules.h"
 
@@ -17,6 +20,20 @@ std::vector<std::string> MissingContext(const Context& c) {
   if (!c.software_release) missing.emplace_back("software_release");
   if (!c.completion_level) missing.emplace_back("completion_level");
   return missing;
+}
+
+// Rule 16: the deliveries' questions, then the unsupported claims', each once, in input order.
+std::vector<std::string> GatherQuestions(const AuditReport& report) {
+  std::vector<std::string> questions;
+  std::unordered_set<std::string_view> seen;
+  auto add = [&](const std::string& q) {
+    if (!q.empty() && seen.insert(q).second) questions.push_back(q);
+  };
+  for (const DeliveryReport& d : report.deliveries)
+    for (const std::string& q : d.questions) add(q);
+  for (const ClaimVerdict& c : report.claims)
+    if (c.verdict == Verdict::kNotSupported) add(c.question);
+  return questions;
 }
 
 }  // namespace
@@ -47,6 +64,8 @@ AuditReport Audit(const EvidenceBundle& bundle) {
     report.claims.push_back(internal::JudgeClaim(claim, index, report.deliveries, facts));
 
   report.missing_context = MissingContext(bundle.context);
+  report.unattributed = index.unattributed;
+  report.questions = GatherQuestions(report);
   return report;
 }
 

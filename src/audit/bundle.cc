@@ -16,4 +16,15 @@ Result<EvidenceBundle> ParseBundle(std::string_view json_text) {
   }
 }
 
+Result<EvidenceBundle> ParseBundle(std::istream& in) {
+  try {
+    internal::BundleReader reader;
+    (void)nlohmann::json::sax_parse(in, &reader);
+    if (in.bad()) return Status::Io("reading the bundle failed");
+    return reader.Finish();
+  } catch (const std::exception& e) {
+    return Status::Internal(std::string("reading the bundle: ") + e.what());
+  }
+}
+
 }  // namespace writ::audit

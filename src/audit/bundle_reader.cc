@@ -7,8 +7,9 @@ namespace {
 
 using Type = FieldValue::Type;
 
-// A bundle nests four levels deep; anything far deeper is not a bundle.
-constexpr std::size_t kMaxDepth = 64;
+// Rule 15: unknown fields may nest; past 512 open containers (the bundle's own
+// object counts as the first) the document is malformed anywhere.
+constexpr std::size_t kMaxDepth = 512;
 // Objects with more keys than this get a hash set for the duplicate check.
 constexpr std::size_t kLinearKeyScan = 16;
 constexpr uint64_t kMaxU64 = std::numeric_limits<uint64_t>::max();
@@ -19,7 +20,8 @@ constexpr std::string_view kTransports[] = {"ib_rc", "roce_rc", "iwarp", "tcp",
 constexpr std::string_view kMemoryTypes[] = {"dram", "pmem", "gpu", "file", "other"};
 constexpr std::string_view kCompletionLevels[] = {"inject", "transmit", "delivery", "commit"};
 constexpr std::string_view kPlacementBases[] = {"stipulated", "observed"};
-constexpr std::string_view kAckResults[] = {"validated", "processed"};
+constexpr std::string_view kAckResults[] = {"validated", "processed", "failed"};
+constexpr std::string_view kMedia[] = {"dram", "gpu", "pmem", "disk", "replicas", "other"};
 
 constexpr std::string_view kBadSurvives =
     "expected process-running, process-restart, power-loss or replicated:K (K ≥ 1)";
@@ -125,7 +127,9 @@ bool BundleReader::parse_error(std::size_t, const std::string&,
 
 bool BundleReader::key(std::string& k) {
   Frame& frame = frames_[depth_ - 1];
-  if (frame.Repeats(k)) Fail(Join(ContainerPath(), k) + ": duplicate key");
+  // Rule 15: inside unknown fields keys are not judged, repeated ones included.
+  if (frame.slot != Slot::kIgnored && frame.Repeats(k))
+    Fail(Join(ContainerPath(), k) + ": duplicate key");
   frame.key = k;
   return true;
 }
@@ -154,7 +158,7 @@ bool BundleReader::OnValue(FieldValue v) {
 bool BundleReader::Open(Slot slot, bool is_array) {
   if (depth_ == kMaxDepth) {
     const std::string at = FieldPath();
-    hard_error_ = (at.empty() ? "bundle" : at) + ": nested deeper than " +
+    hard_error_ = (at.empty() ? "bundle" : at) + ": nesting deeper than " +
                   std::to_string(kMaxDepth) + " levels";
     return false;
   }
@@ -238,6 +242,8 @@ Slot BundleReader::Field(Slot object, const std::string& key, const FieldValue& 
         Check(ReadOptionalString(v, notification_.kind));
       else if (key == "imm")
         Check(ReadOptionalCount(v, notification_.imm));
+      else if (key == "portion" && v.type != Type::kNull)
+        Check(ReadRequestId(v, notification_.portion.emplace()));
       break;
     case Slot::kAck:
       if (key == "label")
@@ -329,7 +335,11 @@ void BundleReader::RecordField(const std::string& key, const FieldValue& v) {
     Check(ReadRequestId(v, record_.wr_id));
   } else if (key == "status") {
     record_has_status_ = true;
-    Check(ReadString(v, record_.status));
+    // Rule 10: any string is a status, "" included; only "success" is a success.
+    if (v.type == Type::kString)
+      record_.status = std::move(*v.text);
+    else
+      Check("expected string");
   } else if (key == "qp_num") {
     Check(ReadOptionalCount(v, record_.qp_num));
   } else if (key == "vendor_err") {
@@ -353,6 +363,8 @@ void BundleReader::PromiseField(const std::string& key, const FieldValue& v) {
     Check(ReadOptionalString(v, promise_.promise_after_failure));
   else if (key == "evidence")
     Check(ReadOptionalString(v, promise_.evidence));
+  else if (key == "medium")
+    Check(ReadEnum(v, kMedia, promise_.medium));
 }
 
 void BundleReader::ClaimField(const std::string& key, const FieldValue& v) {
@@ -455,6 +467,7 @@ void BundleReader::FinishDelivery() {
     return;
   }
   total_bytes_ += delivery_.bytes;
+  delivery_.portions.shrink_to_fit();  // a vector grown by doubling holds up to 2x its portions
   bundle_.deliveries.push_back(std::move(delivery_));
 }
 

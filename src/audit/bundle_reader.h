@@ -46,7 +46,11 @@ class BundleReader {
   bool boolean(bool) { return OnValue({FieldValue::Type::kBool}); }
   bool number_integer(int64_t v) { return OnValue({FieldValue::Type::kInteger, v}); }
   bool number_unsigned(uint64_t v) { return OnValue({FieldValue::Type::kUnsigned, 0, v}); }
-  bool number_float(double, const std::string&) { return OnValue({FieldValue::Type::kFloat}); }
+  bool number_float(double, const std::string& raw) {
+    // nlohmann reads an integer past 64 bits as a float; rule 15 calls it out of range.
+    const bool huge = raw.find_first_of(".eE") == std::string::npos;
+    return OnValue({FieldValue::Type::kFloat, 0, 0, nullptr, huge});
+  }
   bool string(std::string& v) { return OnValue({FieldValue::Type::kString, 0, 0, &v}); }
   bool binary(nlohmann::json::binary_t&) { return OnValue({FieldValue::Type::kNull}); }
   bool start_object(std::size_t) { return OnValue({FieldValue::Type::kObject}); }

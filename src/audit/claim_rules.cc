@@ -97,11 +97,16 @@ ClaimVerdict JudgeAboutDelivery(const Claim& claim, const DeliveryReport& d) {
       if (d.notification == NotificationState::kEstablished)
         return Supported("A notification names " + id + ".");
       return NotSupported(
-          "No notification names " + id + ".",
+          d.notification == NotificationState::kPartial
+              ? "Notifications name only some portions of " + id + "."
+              : "No notification names " + id + ".",
           "Which notification told the target that delivery " + id + " had arrived?");
     case ClaimKind::kValidated:
       if (d.validation == ValidationState::kEstablished)
         return Supported("An acknowledgement names " + id + ", its result and the rule it passed.");
+      if (d.validation == ValidationState::kFailed)
+        return NotSupported("An acknowledgement says " + id + " failed validation.",
+                            FailedValidationQuestion(id));
       return NotSupported(
           d.validation == ValidationState::kUnresolved
               ? "Validation of " + id +
@@ -110,6 +115,10 @@ ClaimVerdict JudgeAboutDelivery(const Claim& claim, const DeliveryReport& d) {
           "Which acknowledgement names delivery " + id +
               ", its byte count and the rule it passed?");
     case ClaimKind::kProcessed:
+      if (d.validation == ValidationState::kFailed)  // rule 12
+        return NotSupported("An acknowledgement says " + id +
+                                " failed validation, so its processing is not supported.",
+                            FailedValidationQuestion(id));
       if (d.processing == ProcessingState::kEstablished)
         return Supported("An acknowledgement with result processed names " + id + ".");
       return NotSupported("No acknowledgement with result processed names " + id + ".",

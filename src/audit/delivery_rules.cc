@@ -2,6 +2,7 @@
 // sentence for each conclusion that is not plain and the questions to ask.
 #include <algorithm>
 #include <limits>
+#include <unordered_set>
 #include <utility>
 
 #include "audit/rules.h"
@@ -65,6 +66,18 @@ std::string LevelMeaning(const std::optional<CompletionLevel>& level) {
              "target, yet retention is taken only from a complete retention promise";
   }
   return "";
+}
+
+// Rule 9: at completion level inject a success frees the source buffer; nothing was transferred.
+bool InjectOnly(const Context& context, const std::string& id, Judgement& j) {
+  if (context.completion_level != CompletionLevel::kInject) return false;
+  j.Reason(
+      "A success at completion level inject says only that the source buffers may be reused, "
+      "so the transport of " +
+      id + " is at most incomplete.");
+  j.Ask("Which completions show that delivery " + id +
+        " left the initiator, at completion level transmit or beyond?");
+  return true;
 }
 
 // Rule 1: a portion counts only through its own work request's records, never through a count.
@@ -132,7 +145,8 @@ TransportState JudgeTransport(const EvidenceBundle& bundle, const EvidenceIndex&
   if (missing > 0 || shared > 0 || covered != delivery.bytes) return TransportState::kIncomplete;
   j.Reason("All " + Counted(portions, "work request", "work requests") + " carrying " + id +
            " completed with success, " + LevelMeaning(bundle.context.completion_level) + ".");
-  return TransportState::kEstablished;
+  return InjectOnly(bundle.context, id, j) ? TransportState::kIncomplete
+                                           : TransportState::kEstablished;
 }
 
 // What a success completion on this transport says about the remote side.
@@ -190,10 +204,50 @@ PlacementState JudgePlacement(const EvidenceBundle& bundle, const DeliveryEviden
   return state;
 }
 
+// Rule 11: notifications of single portions establish notification once they cover them all.
+NotificationState JudgePortionNotifications(const EvidenceBundle& bundle,
+                                            const DeliveryEvidence& evidence,
+                                            const Delivery& delivery, Judgement& j) {
+  const std::string id = Quoted(delivery.id);
+  std::unordered_set<std::string_view> notified, own;
+  for (std::size_t i : evidence.portion_notifications)
+    notified.insert(*bundle.notifications[i].portion);
+  uint64_t covered = 0, uncovered = 0;
+  std::vector<std::string> uncovered_ids;
+  for (const Portion& p : delivery.portions) {
+    own.insert(p.wr_id);
+    if (notified.count(p.wr_id) > 0) {
+      ++covered;
+    } else if (uncovered++ < kListedMax) {
+      uncovered_ids.push_back(p.wr_id);
+    }
+  }
+  for (std::size_t i : evidence.portion_notifications) {
+    const std::string& portion = *bundle.notifications[i].portion;
+    if (own.count(portion) > 0) continue;
+    j.Reason("notifications[" + std::to_string(i) + "] names portion " + Quoted(portion) +
+             ", which is not a portion of " + id + ", so it covers nothing.");
+    break;
+  }
+  const uint64_t portions = delivery.portions.size();
+  if (covered == 0) return NotificationState::kNone;
+  if (uncovered == 0) {
+    j.Reason("Notifications name every portion of " + id +
+             "; they establish neither validation nor processing.");
+    return NotificationState::kEstablished;
+  }
+  j.Reason("Notifications name " + Grouped(covered) + " of " +
+           Counted(portions, "portion", "portions") + " of " + id + "; none names work request " +
+           Listed(uncovered_ids, uncovered) + ".");
+  j.Ask("Which notification told the target that the rest of delivery " + id + " (work request " +
+        Listed(uncovered_ids, uncovered) + ") had arrived?");
+  return NotificationState::kPartial;
+}
+
 // Rule 4: a notification establishes notification, and nothing else.
 NotificationState JudgeNotification(const EvidenceBundle& bundle, const DeliveryEvidence& evidence,
                                     const Delivery& delivery, Judgement& j) {
-  if (!evidence.notification) return NotificationState::kNone;
+  if (!evidence.notification) return JudgePortionNotifications(bundle, evidence, delivery, j);
   const Notification& n = bundle.notifications[*evidence.notification];
   std::string what = "A notification";
   if (n.kind || n.imm) {
@@ -219,15 +273,28 @@ std::string AckProblem(const EvidenceBundle& bundle, std::size_t i, const Delive
     case AckBearing::kNoResult:
       return "The " + name + " names " + Quoted(delivery.id) + " but states no result.";
     case AckBearing::kNoRule:
-      return "The " + name + " says " + Quoted(delivery.id) + " was " +
-             (*ack.result == AckResult::kProcessed ? "processed" : "validated") +
-             " but names no rule it passed.";
-    case AckBearing::kEstablishes: break;
+      return "The " + name + " says " + Quoted(delivery.id) +
+             (*ack.result == AckResult::kProcessed   ? " was processed"
+              : *ack.result == AckResult::kValidated ? " was validated"
+                                                     : " failed validation") +
+             " but names no rule.";
+    case AckBearing::kEstablishes:
+    case AckBearing::kFails: break;
   }
   return "";
 }
 
-// Rule 5.
+// Rule 12: a failed validation naming the delivery and its rule is a fact.
+ValidationState ValidationFailed(const EvidenceBundle& bundle, std::size_t ack_index,
+                                 const std::string& id, Judgement& j) {
+  const Acknowledgement& ack = bundle.acknowledgements[ack_index];
+  j.Reason("The " + AckName(bundle, ack_index) + " says " + id + " failed " + Quoted(*ack.rule) +
+           ".");
+  j.Ask(FailedValidationQuestion(id));
+  return ValidationState::kFailed;
+}
+
+// Rule 5 (and 12: a failed validation outranks unresolved, never established).
 ValidationState JudgeValidation(const EvidenceBundle& bundle, const EvidenceIndex& index,
                                 const DeliveryEvidence& evidence, const Delivery& delivery,
                                 Judgement& j) {
@@ -237,6 +304,9 @@ ValidationState JudgeValidation(const EvidenceBundle& bundle, const EvidenceInde
     j.Reason("The " + AckName(bundle, *evidence.validating_ack) + " says " + id + " passed " +
              Quoted(*ack.rule) +
              (ack.bytes ? "." : "; it states no byte count, so it is read as covering all of it."));
+    if (evidence.failing_ack)
+      j.Reason("The " + AckName(bundle, *evidence.failing_ack) + " says " + id +
+               " failed validation; a failure does not outrank an established validation.");
   }
   const std::size_t others = evidence.other_acks.size();
   for (std::size_t k = 0; k < std::min(others, kListedMax); ++k)
@@ -251,6 +321,7 @@ ValidationState JudgeValidation(const EvidenceBundle& bundle, const EvidenceInde
              "), so it may be about " + id + "; it establishes nothing.");
   }
   if (evidence.validating_ack) return ValidationState::kEstablished;
+  if (evidence.failing_ack) return ValidationFailed(bundle, *evidence.failing_ack, id, j);
   if (others > 0 || unattributed > 0) {
     j.Ask("Which delivery, byte count, result and rule do the acknowledgements about " + id +
           " refer to?");
@@ -285,6 +356,36 @@ std::vector<std::string> MissingPromiseFields(const RetentionPromise& promise) {
   return missing;
 }
 
+// Rule 13: a promise without a medium, in a context of volatile memory, leaves a question.
+void AskMedium(const EvidenceBundle& bundle, std::size_t i, const std::string& id, Judgement& j) {
+  const auto memory = bundle.context.memory_type;
+  if (bundle.retention_promises[i].medium ||
+      (memory != MemoryType::kDram && memory != MemoryType::kGpu))
+    return;
+  j.Reason("The promise states no medium, and the context says the memory is " +
+           std::string(ToString(*memory)) + ", which does not survive power loss.");
+  j.Ask("Which medium holds delivery " + id + " at the acknowledged point of retention_promises[" +
+        std::to_string(i) + "]?");
+}
+
+// Rule 13: volatile media cannot promise power loss.
+RetentionState Overreaching(const EvidenceBundle& bundle, std::size_t i, const std::string& id,
+                            Judgement& j) {
+  const RetentionPromise& promise = bundle.retention_promises[i];
+  const std::string which = "retention_promises[" + std::to_string(i) + "]";
+  const std::string survives = promise.survives->ToString();
+  const std::string medium(ToString(*promise.medium));
+  j.Reason("The retention promise for " + id + " (" + which + ") says it survives " + survives +
+           " on " + medium +
+           ", which loses its contents when power goes; it counts as an "
+           "incomplete promise.");
+  j.Ask("The retention promise " + which + " keeps delivery " + id + " in " + medium +
+        ": on which medium does it survive " + survives + "?");
+  RetentionState state;
+  state.kind = RetentionState::Kind::kIncompletePromise;
+  return state;
+}
+
 // Rule 7: the strongest complete promise; an incomplete one counts for nothing.
 RetentionState JudgeRetention(const EvidenceBundle& bundle, const EvidenceIndex& index,
                               const DeliveryEvidence& evidence, const Delivery& delivery,
@@ -297,6 +398,7 @@ RetentionState JudgeRetention(const EvidenceBundle& bundle, const EvidenceIndex&
     j.Reason("A complete retention promise (retention_promises[" +
              std::to_string(*evidence.strongest_promise) + "]) says " + id + " survives " +
              state.survives.ToString() + ".");
+    AskMedium(bundle, *evidence.strongest_promise, id, j);
     return state;
   }
   std::optional<std::size_t> incomplete = evidence.incomplete_promise;
@@ -307,6 +409,7 @@ RetentionState JudgeRetention(const EvidenceBundle& bundle, const EvidenceIndex&
     const std::vector<std::string> missing =
         MissingPromiseFields(bundle.retention_promises[*incomplete]);
     const std::string which = "retention_promises[" + std::to_string(*incomplete) + "]";
+    if (missing.empty()) return Overreaching(bundle, *incomplete, id, j);
     const std::string fields = Listed(missing, missing.size());
     j.Reason(evidence.incomplete_promise
                  ? "The retention promise for " + id + " (" + which + ") does not state " + fields +

@@ -18,7 +18,7 @@ std::size_t RequestTable::Locate(std::string_view key, std::size_t hash) const {
   std::size_t i = hash & mask_;
   while (slots_[i] != 0) {
     const Entry& entry = entries_[slots_[i] - 1];
-    if (entry.hash == hash && entry.key == key) break;
+    if (entry.key == key) break;
     i = (i + 1) & mask_;
   }
   return i;
@@ -28,7 +28,7 @@ uint32_t RequestTable::Intern(std::string_view wr_id) {
   const std::size_t hash = std::hash<std::string_view>{}(wr_id);
   const std::size_t i = Locate(wr_id, hash);
   if (slots_[i] == 0) {
-    entries_.push_back(Entry{wr_id, hash, {}});
+    entries_.push_back(Entry{wr_id, {}});
     slots_[i] = static_cast<uint32_t>(entries_.size());
   }
   return slots_[i] - 1;
@@ -38,7 +38,7 @@ AckBearing Classify(const Acknowledgement& ack, const Delivery& delivery) {
   if (ack.bytes && *ack.bytes != delivery.bytes) return AckBearing::kWrongBytes;
   if (!ack.result) return AckBearing::kNoResult;
   if (!ack.rule) return AckBearing::kNoRule;
-  return AckBearing::kEstablishes;
+  return ack.result == AckResult::kFailed ? AckBearing::kFails : AckBearing::kEstablishes;
 }
 
 std::string AckName(const EvidenceBundle& bundle, std::size_t index) {
@@ -49,6 +49,32 @@ std::string AckName(const EvidenceBundle& bundle, std::size_t index) {
 
 namespace {
 
+using EntryKind = UnattributedEntry::Kind;
+
+// The delivery `id` names, or nullopt after listing the entry as unattributed (rule 14).
+std::optional<std::size_t> Attribute(EvidenceIndex& index, const std::string& id, EntryKind kind,
+                                     std::size_t entry) {
+  auto found = index.delivery_by_id.find(id);
+  if (found != index.delivery_by_id.end()) return found->second;
+  index.unattributed.push_back(UnattributedEntry{kind, entry, id});
+  return std::nullopt;
+}
+
+void IndexNotifications(const EvidenceBundle& bundle, EvidenceIndex& index) {
+  for (std::size_t i = 0; i < bundle.notifications.size(); ++i) {
+    const Notification& n = bundle.notifications[i];
+    if (!n.delivery) continue;
+    const auto found = Attribute(index, *n.delivery, EntryKind::kNotification, i);
+    if (!found) continue;
+    DeliveryEvidence& evidence = index.evidence[*found];
+    if (n.portion) {
+      evidence.portion_notifications.push_back(i);
+    } else if (!evidence.notification) {
+      evidence.notification = i;
+    }
+  }
+}
+
 void IndexAcknowledgements(const EvidenceBundle& bundle, EvidenceIndex& index) {
   for (std::size_t i = 0; i < bundle.acknowledgements.size(); ++i) {
     const Acknowledgement& ack = bundle.acknowledgements[i];
@@ -57,13 +83,15 @@ void IndexAcknowledgements(const EvidenceBundle& bundle, EvidenceIndex& index) {
       continue;
     }
     // An acknowledgement of a delivery this bundle does not hold is about none of its deliveries.
-    auto found = index.delivery_by_id.find(*ack.delivery);
-    if (found == index.delivery_by_id.end()) continue;
-    DeliveryEvidence& evidence = index.evidence[found->second];
-    const AckBearing bearing = Classify(ack, bundle.deliveries[found->second]);
-    if (bearing == AckBearing::kEstablishes && !evidence.validating_ack) {
-      evidence.validating_ack = i;
-    } else if (bearing != AckBearing::kEstablishes) {
+    const auto found = Attribute(index, *ack.delivery, EntryKind::kAcknowledgement, i);
+    if (!found) continue;
+    DeliveryEvidence& evidence = index.evidence[*found];
+    const AckBearing bearing = Classify(ack, bundle.deliveries[*found]);
+    if (bearing == AckBearing::kEstablishes) {
+      if (!evidence.validating_ack) evidence.validating_ack = i;
+    } else if (bearing == AckBearing::kFails) {
+      if (!evidence.failing_ack) evidence.failing_ack = i;
+    } else {
       evidence.other_acks.push_back(i);
     }
     // Rule 6 asks only that it name the delivery; a wrong byte count means it is about other bytes.
@@ -81,10 +109,10 @@ void IndexPromises(const EvidenceBundle& bundle, EvidenceIndex& index) {
       index.unattributed_promises.push_back(i);
       continue;
     }
-    auto found = index.delivery_by_id.find(*promise.delivery);
-    if (found == index.delivery_by_id.end()) continue;
-    DeliveryEvidence& evidence = index.evidence[found->second];
-    if (!promise.complete()) {
+    const auto found = Attribute(index, *promise.delivery, EntryKind::kRetentionPromise, i);
+    if (!found) continue;
+    DeliveryEvidence& evidence = index.evidence[*found];
+    if (!promise.complete() || promise.overreaches()) {
       if (!evidence.incomplete_promise) evidence.incomplete_promise = i;
     } else if (!evidence.strongest_promise ||
                *bundle.retention_promises[*evidence.strongest_promise].survives <
@@ -126,22 +154,15 @@ EvidenceIndex IndexEvidence(const EvidenceBundle& bundle) {
     }
   }
 
-  for (const PlacementEntry& entry : bundle.placement) {
-    auto found = index.delivery_by_id.find(entry.delivery);
-    if (found == index.delivery_by_id.end()) continue;
-    auto& placement = index.evidence[found->second].placement;
+  for (std::size_t i = 0; i < bundle.placement.size(); ++i) {
+    const PlacementEntry& entry = bundle.placement[i];
+    const auto found = Attribute(index, entry.delivery, EntryKind::kPlacement, i);
+    if (!found) continue;
+    auto& placement = index.evidence[*found].placement;
     if (!placement || entry.basis == PlacementBasis::kObserved) placement = entry.basis;
   }
 
-  for (std::size_t i = 0; i < bundle.notifications.size(); ++i) {
-    const auto& delivery = bundle.notifications[i].delivery;
-    if (!delivery) continue;
-    auto found = index.delivery_by_id.find(*delivery);
-    if (found == index.delivery_by_id.end()) continue;
-    auto& notification = index.evidence[found->second].notification;
-    if (!notification) notification = i;
-  }
-
+  IndexNotifications(bundle, index);
   IndexAcknowledgements(bundle, index);
   IndexPromises(bundle, index);
   return index;

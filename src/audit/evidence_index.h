@@ -14,11 +14,13 @@
 namespace writ::audit::internal {
 
 // What the bundle says about one work request id.
+// 32-bit counts: a bundle held in memory cannot name one id 2^32 times, and
+// 24 bytes instead of 32 per id is 8 MB less at a million ids.
 struct RequestFacts {
-  uint64_t successes = 0;  // success records
-  uint64_t errors = 0;     // error records
+  uint32_t successes = 0;  // success records
+  uint32_t errors = 0;     // error records
+  uint32_t portions = 0;   // portions naming it, over all deliveries
   const WorkCompletion* first_error = nullptr;
-  uint64_t portions = 0;  // portions naming it, over all deliveries
 };
 
 // wr_id → RequestFacts: open addressing over a small array of indices into a
@@ -33,9 +35,8 @@ class RequestTable {
   const RequestFacts& at(uint32_t entry) const { return entries_[entry].facts; }
 
  private:
-  struct Entry {
+  struct Entry {  // no stored hash: ids are short, comparing them is as cheap
     std::string_view key;
-    std::size_t hash = 0;
     RequestFacts facts;
   };
   // The slot holding `key`, or the empty slot where it would go.
@@ -49,21 +50,24 @@ class RequestTable {
 // How one acknowledgement bears on the delivery it names (rules 5 and 6).
 enum class AckBearing {
   kEstablishes,  // names the delivery, result validated|processed, a rule, no wrong bytes
+  kFails,        // names the delivery, result failed, a rule, no wrong bytes (rule 12)
   kWrongBytes,   // its byte count is not the delivery's
-  kNoResult,     // says neither validated nor processed
-  kNoRule,       // says validated|processed but names no rule
+  kNoResult,     // states no result
+  kNoRule,       // states a result but names no rule
 };
 AckBearing Classify(const Acknowledgement& ack, const Delivery& delivery);
 
 // Everything the bundle says about one delivery (indices into the bundle's lists).
 struct DeliveryEvidence {
-  std::optional<PlacementBasis> placement;  // the strongest entry
-  std::optional<std::size_t> notification;  // the first naming it
+  std::optional<PlacementBasis> placement;         // the strongest entry
+  std::optional<std::size_t> notification;         // the first naming it, without a portion
+  std::vector<std::size_t> portion_notifications;  // naming it and one portion (rule 11)
   std::optional<std::size_t> validating_ack;
   std::optional<std::size_t> processing_ack;
+  std::optional<std::size_t> failing_ack;         // the first that says it failed validation
   std::vector<std::size_t> other_acks;            // name it, but do not establish validation
   std::optional<std::size_t> strongest_promise;   // complete
-  std::optional<std::size_t> incomplete_promise;  // the first incomplete one
+  std::optional<std::size_t> incomplete_promise;  // the first incomplete or overreaching one
 };
 
 struct EvidenceIndex {
@@ -78,6 +82,8 @@ struct EvidenceIndex {
   // Entries that name no delivery: they may be about any of them.
   std::vector<std::size_t> unattributed_acks;
   std::vector<std::size_t> unattributed_promises;
+  // Entries naming a delivery id the bundle does not have (rule 14), in list order.
+  std::vector<UnattributedEntry> unattributed;
 };
 
 // The index keeps string_views into `bundle`, which must outlive it.

@@ -20,6 +20,12 @@ std::string ReadOptionalString(const FieldValue& v, std::optional<std::string>& 
   return "";
 }
 
+namespace {
+
+constexpr std::string_view kOutOfRange = "integer out of range (beyond 2^64-1)";
+
+}  // namespace
+
 std::string ReadCount(const FieldValue& v, uint64_t& out) {
   if (v.type == Type::kUnsigned) {
     out = v.unsigned_value;
@@ -30,6 +36,7 @@ std::string ReadCount(const FieldValue& v, uint64_t& out) {
     out = static_cast<uint64_t>(v.integer);  // "-0"
     return "";
   }
+  if (v.huge_integer) return std::string(kOutOfRange);
   return "expected integer";
 }
 
@@ -53,12 +60,14 @@ std::string ReadOptionalInteger(const FieldValue& v, std::optional<int64_t>& out
     out = static_cast<int64_t>(v.unsigned_value);
     return "";
   }
+  if (v.huge_integer) return std::string(kOutOfRange);
   return "expected integer or null";
 }
 
 std::string ReadRequestId(const FieldValue& v, std::string& out) {
   if (v.type == Type::kString) return ReadString(v, out);
   uint64_t n = 0;
+  if (v.huge_integer) return std::string(kOutOfRange);
   if (!ReadCount(v, n).empty()) return "expected string or non-negative integer";
   out = std::to_string(n);
   return "";

@@ -17,13 +17,14 @@ struct FieldValue {
   int64_t integer = 0;          // kInteger (negative or "-0")
   uint64_t unsigned_value = 0;  // kUnsigned
   std::string* text = nullptr;  // kString; may be moved from
+  bool huge_integer = false;    // kFloat written as an integer: beyond 64 bits
 };
 
 // A non-empty string.
 std::string ReadString(const FieldValue& v, std::string& out);
 // Null, absent and "" are all "not stated".
 std::string ReadOptionalString(const FieldValue& v, std::optional<std::string>& out);
-// An integer ≥ 0.
+// An integer ≥ 0; one written past 2^64-1 is "out of range".
 std::string ReadCount(const FieldValue& v, uint64_t& out);
 std::string ReadOptionalCount(const FieldValue& v, std::optional<uint64_t>& out);
 std::string ReadOptionalInteger(const FieldValue& v, std::optional<int64_t>& out);

@@ -35,6 +35,12 @@ std::string ReportToJson(const AuditReport& report) {
     claims.push_back({{"id", c.id}, {"verdict", ToString(c.verdict)}, {"reason", c.reason}});
   doc["claims"] = std::move(claims);
   doc["missing_context"] = report.missing_context;
+  ordered unattributed = ordered::array();
+  for (const UnattributedEntry& e : report.unattributed)
+    unattributed.push_back(
+        {{"kind", ToString(e.kind)}, {"index", e.index}, {"delivery", e.delivery}});
+  doc["unattributed"] = std::move(unattributed);
+  doc["questions"] = report.questions;
   // The bundle's strings were valid UTF-8 when parsed; `replace` keeps dump() from ever throwing.
   return doc.dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace) + "\n";
 }

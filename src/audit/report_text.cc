@@ -71,7 +71,6 @@ void ExplainDelivery(const DeliveryReport& d, std::string& out) {
   };
   for (const auto& [name, value] : facts) out += "  " + Padded(name, 14) + value + "\n";
   for (const std::string& reason : d.reasons) out += "  - " + Printable(reason) + "\n";
-  for (const std::string& question : d.questions) out += "  Ask: " + Printable(question) + "\n";
   out += "\n";
 }
 
@@ -134,8 +133,22 @@ std::string ReportToText(const AuditReport& report, const TextOptions& options) 
       out += "  " + Printable(c.id) + " " + Printable(what) + ": " +
              (supported ? "supported" : "NOT SUPPORTED") + "\n";
       out += "      " + Printable(c.reason) + "\n";
-      if (!supported) out += "      Ask: " + Printable(c.question) + "\n";
     }
+    out += "\n";
+  }
+
+  if (!report.unattributed.empty()) {
+    out += "Entries naming no delivery of this bundle\n";
+    for (const UnattributedEntry& e : report.unattributed)
+      out += "  " + std::string(ToString(e.kind)) + " " + Grouped(e.index) + ": " +
+             Printable(Quoted(e.delivery)) + "\n";
+    out += "\n";
+  }
+
+  // Rule 16: the same questions, in the same order, as the JSON report's `questions`.
+  if (!report.questions.empty()) {
+    out += "Ask next\n";
+    for (const std::string& question : report.questions) out += "  - " + Printable(question) + "\n";
     out += "\n";
   }
 

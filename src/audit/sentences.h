@@ -21,6 +21,13 @@ std::string Quoted(std::string_view text);
 // `shown` holds at most the first few).
 std::string Listed(const std::vector<std::string>& shown, uint64_t total);
 
+// The one question a failed validation asks (rule 12), for the delivery and its claims alike.
+inline std::string FailedValidationQuestion(const std::string& quoted_id) {
+  return "Delivery " + quoted_id +
+         " failed validation: was it sent again, and where is the acknowledgement of that "
+         "attempt?";
+}
+
 // How many items Listed() names before "and N more".
 inline constexpr std::size_t kListedMax = 3;
 

@@ -67,13 +67,66 @@ std::string_view ToString(PlacementState value) {
   return "not_established";
 }
 
+std::string_view ToString(Medium value) {
+  switch (value) {
+    case Medium::kDram: return "dram";
+    case Medium::kGpu: return "gpu";
+    case Medium::kPmem: return "pmem";
+    case Medium::kDisk: return "disk";
+    case Medium::kReplicas: return "replicas";
+    case Medium::kOther: return "other";
+  }
+  return "other";
+}
+
+namespace {
+
+// Enumerators 0..last, matched by their wire names.
+template <typename Enum>
+std::optional<Enum> ByWireName(std::string_view name, Enum last) {
+  for (int i = 0; i <= static_cast<int>(last); ++i)
+    if (ToString(static_cast<Enum>(i)) == name) return static_cast<Enum>(i);
+  return std::nullopt;
+}
+
+}  // namespace
+
+std::optional<Operation> ParseOperation(std::string_view name) {
+  return ByWireName(name, Operation::kOther);
+}
+std::optional<Transport> ParseTransport(std::string_view name) {
+  return ByWireName(name, Transport::kOther);
+}
+std::optional<MemoryType> ParseMemoryType(std::string_view name) {
+  return ByWireName(name, MemoryType::kOther);
+}
+std::optional<CompletionLevel> ParseCompletionLevel(std::string_view name) {
+  return ByWireName(name, CompletionLevel::kCommit);
+}
+
 std::string_view ToString(NotificationState value) {
-  return value == NotificationState::kEstablished ? "established" : "none";
+  switch (value) {
+    case NotificationState::kEstablished: return "established";
+    case NotificationState::kPartial: return "partial";
+    case NotificationState::kNone: return "none";
+  }
+  return "none";
+}
+
+std::string_view ToString(UnattributedEntry::Kind value) {
+  switch (value) {
+    case UnattributedEntry::Kind::kAcknowledgement: return "acknowledgement";
+    case UnattributedEntry::Kind::kNotification: return "notification";
+    case UnattributedEntry::Kind::kPlacement: return "placement";
+    case UnattributedEntry::Kind::kRetentionPromise: return "retention_promise";
+  }
+  return "acknowledgement";
 }
 
 std::string_view ToString(ValidationState value) {
   switch (value) {
     case ValidationState::kEstablished: return "established";
+    case ValidationState::kFailed: return "failed";
     case ValidationState::kUnresolved: return "unresolved";
     case ValidationState::kUnknown: return "unknown";
   }

@@ -5,6 +5,8 @@
 #include <cerrno>
 #include <cstdlib>
 
+#include "fabric/libfabric_api.h"
+
 namespace writ::fabric {
 
 std::string FabricErrorName(int fi_errno) {
@@ -83,7 +85,7 @@ Status FabricStatus(long rc, std::string_view operation) {
   }
   std::string msg(operation);
   msg += ": ";
-  msg += fi_strerror(err);
+  msg += LibfabricStrerror(err);
   msg += " (" + FabricErrorName(err) + ")";
   return Status::Fabric(code, std::move(msg), err);
 }

@@ -9,6 +9,7 @@
 #include <utility>
 
 #include "fabric/fabric_error.h"
+#include "fabric/libfabric_api.h"
 
 namespace writ::fabric {
 
@@ -49,7 +50,10 @@ class Fid {
 };
 
 struct InfoDeleter {
-  void operator()(fi_info* info) const { fi_freeinfo(info); }
+  // An fi_info came from libfabric, so the library is loaded when there is one to free.
+  void operator()(fi_info* info) const {
+    if (auto api = Libfabric(); info != nullptr && api.ok()) (*api)->freeinfo(info);
+  }
 };
 using InfoPtr = std::unique_ptr<fi_info, InfoDeleter>;
 

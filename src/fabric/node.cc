@@ -87,7 +87,8 @@ Result<std::unique_ptr<FabricNode>> FabricNode::Open(const NodeOptions& options)
 Status FabricNode::OpenCore() {
   fi_info* info = const_cast<fi_info*>(provider_.info());
   core_ = std::make_shared<DomainCore>();
-  int rc = fi_fabric(info->fabric_attr, core_->fabric.out(), nullptr);
+  WRIT_ASSIGN_OR_RETURN(const LibfabricApi* api, Libfabric());
+  int rc = api->fabric(info->fabric_attr, core_->fabric.out(), nullptr);
   if (rc != 0) return FabricStatus(rc, "fi_fabric");
 
   if (provider_.completion_fd_wakes_on_writes()) {
@@ -570,7 +571,7 @@ Status FabricNode::PollEndpointLocked(Endpoint& ep, std::vector<WorkCompletion>&
           fi_cq_strerror(ep.cq.get(), err.prov_errno, err.err_data, text, sizeof text);
       out.push_back(WorkCompletion::Error(
           request_id, ep.id, err.err,
-          ProviderError{err.prov_errno, described ? described : fi_strerror(err.err)}));
+          ProviderError{err.prov_errno, described ? described : LibfabricStrerror(err.err)}));
       ++appended;
       continue;
     }

@@ -17,7 +17,9 @@ bool Contains(const std::string& haystack, const char* needle) {
 }
 
 InfoPtr MakeHints(const std::string& provider, EndpointKind kind) {
-  InfoPtr hints(fi_allocinfo());
+  auto api = Libfabric();
+  if (!api.ok()) return nullptr;
+  InfoPtr hints((*api)->dupinfo(nullptr));  // fi_allocinfo()
   if (!hints) return hints;
   hints->caps = FI_MSG | FI_RMA | FI_SEND | FI_RECV | FI_WRITE | FI_REMOTE_WRITE;
   hints->mode = FI_CONTEXT | FI_RX_CQ_DATA;
@@ -45,14 +47,15 @@ Result<InfoPtr> GetInfo(const ProviderRequest& request, EndpointKind kind, fi_in
       if (node || service) flags |= FI_SOURCE;
     }
   }
+  WRIT_ASSIGN_OR_RETURN(const LibfabricApi* api, Libfabric());
   fi_info* out = nullptr;
-  const int rc = fi_getinfo(kApiVersion, node, service, flags, hints, &out);
+  const int rc = api->getinfo(kApiVersion, node, service, flags, hints, &out);
   if (rc != 0) return FabricStatus(rc, "fi_getinfo(provider " + request.provider + ")");
   InfoPtr info(out);
   // The first entry of the exact provider name we asked for.
   for (fi_info* cur = out; cur != nullptr; cur = cur->next) {
     if (cur->fabric_attr->prov_name && request.provider == cur->fabric_attr->prov_name) {
-      if (cur != out) return InfoPtr(fi_dupinfo(cur));
+      if (cur != out) return InfoPtr(api->dupinfo(cur));
       return info;
     }
   }
@@ -101,6 +104,7 @@ Result<ProviderInfo> ProviderInfo::Discover(const ProviderRequest& request) {
     return Status::Unsupported("no usable provider found (" + tried + ")");
   }
 
+  WRIT_RETURN_IF_ERROR(Libfabric().status());  // names the library when it cannot be loaded
   ProviderInfo result;
   result.kind_ = EndpointKindFor(request.provider);
   InfoPtr hints = MakeHints(request.provider, result.kind_);
@@ -182,7 +186,9 @@ bool ProviderInfo::checks_remote_keys() const {
 }
 
 std::string LibfabricVersion() {
-  const uint32_t v = fi_version();
+  auto api = Libfabric();
+  if (!api.ok()) return "libfabric not loaded";
+  const uint32_t v = (*api)->version();
   return "libfabric " + std::to_string(FI_MAJOR(v)) + "." + std::to_string(FI_MINOR(v));
 }
 

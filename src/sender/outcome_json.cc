@@ -3,6 +3,7 @@
 #include <nlohmann/json.hpp>
 
 #include "protocol/messages.h"
+#include "writ/audit.h"
 #include "writ/sender.h"
 
 namespace writ {
@@ -39,6 +40,130 @@ const Receipt* Find(const DeliveryOutcome& o, ReceiptRung rung) {
     if (r.rung == rung) return &r;
   }
   return nullptr;
+}
+
+// ---- writ's own evidence bundle, built as the typed bundle writ audit reads ----
+
+template <typename T>
+std::optional<T> Stated(const std::string& text, std::optional<T> (*parse)(std::string_view)) {
+  return text.empty() ? std::nullopt : parse(text);
+}
+
+audit::Context EvidenceContext(const ReceiptContext& c) {
+  audit::Context out;
+  out.operation = Stated(c.operation, audit::ParseOperation);
+  out.transport = Stated(c.transport, audit::ParseTransport);
+  if (!c.device.empty()) out.device = c.device;
+  out.memory_type = Stated(c.memory_type, audit::ParseMemoryType);
+  if (!c.software_release.empty()) out.software_release = c.software_release;
+  // "default" promises nothing nameable: stated as not stated.
+  out.completion_level = Stated(c.completion_level, audit::ParseCompletionLevel);
+  return out;
+}
+
+audit::Delivery EvidenceDelivery(const DeliveryOutcome& o) {
+  audit::Delivery d;
+  d.id = o.delivery.id;
+  d.bytes = o.delivery.bytes;
+  // Portions are the writes this send made; none when the receiver already held the bytes.
+  for (uint64_t c = 0; o.bytes_moved && c < o.delivery.chunks; ++c) {
+    const uint64_t offset = c * o.delivery.chunk_size;
+    d.portions.push_back(
+        audit::Portion{std::to_string(o.portion_request_ids[c]), offset,
+                       std::min(o.delivery.chunk_size, o.delivery.bytes - offset)});
+  }
+  return d;
+}
+
+audit::WorkCompletion EvidenceRecord(const WorkCompletionRecord& wc) {
+  audit::WorkCompletion r;
+  r.wr_id = std::to_string(wc.request_id);
+  r.status = wc.status;
+  r.qp_num = wc.endpoint;
+  r.vendor_err = wc.ok ? 0 : wc.provider_errno.value_or(0);
+  if (wc.ok) r.success_detail = audit::WorkCompletion::SuccessDetail{"rdma_write", std::nullopt};
+  return r;
+}
+
+// Where the receiver's store holds a delivery at the acknowledged point (rule 13):
+// volatile retention is process memory, the others files in its data directory.
+audit::Medium MediumOf(const RetentionPromise& p) {
+  return p.retention == "volatile" ? audit::Medium::kDram : audit::Medium::kDisk;
+}
+
+audit::Acknowledgement EvidenceAck(const DeliveryOutcome& o, const Receipt& r,
+                                   audit::AckResult result, const std::string& rule) {
+  audit::Acknowledgement a;
+  a.label = std::string(result == audit::AckResult::kProcessed ? "processed" : "validated") +
+            " receipt from " + r.issuer;
+  a.delivery = o.delivery.id;
+  a.bytes = o.delivery.bytes;
+  a.result = result;
+  a.rule = rule;
+  return a;
+}
+
+void AddReceiverEvidence(const DeliveryOutcome& o, audit::EvidenceBundle& bundle) {
+  const std::string& id = o.delivery.id;
+  const Receipt* received = Find(o, ReceiptRung::kReceived);
+  const Receipt* validated = Find(o, ReceiptRung::kValidated);
+  const Receipt* processed = Find(o, ReceiptRung::kProcessed);
+  const Receipt* retained = Find(o, ReceiptRung::kRetained);
+  if (received) {
+    // The receiver saw its own notification for every chunk: placement is observed there.
+    bundle.placement.push_back({id, audit::PlacementBasis::kObserved});
+    for (const audit::Portion& p : bundle.deliveries[0].portions)
+      bundle.notifications.push_back({id, "write_with_imm", std::nullopt, p.wr_id});
+  }
+  const std::string rule =
+      (validated && validated->rule_passed) ? *validated->rule_passed : o.delivery.rule;
+  if (validated)
+    bundle.acknowledgements.push_back(
+        EvidenceAck(o, *validated, audit::AckResult::kValidated, rule));
+  if (processed)
+    bundle.acknowledgements.push_back(
+        EvidenceAck(o, *processed, audit::AckResult::kProcessed, rule));
+  if (retained && retained->retention) {
+    const RetentionPromise& p = *retained->retention;
+    bundle.retention_promises.push_back({id, p.acknowledged_point,
+                                         audit::Survives::Parse(p.survives),
+                                         p.promise_after_failure, p.evidence, MediumOf(p)});
+  }
+}
+
+void AddClaims(const DeliveryOutcome& o, audit::EvidenceBundle& bundle) {
+  const std::string& id = o.delivery.id;
+  auto claim = [&](std::string kind, std::optional<uint64_t> count, bool about_delivery,
+                   std::string text) {
+    audit::Claim c;
+    c.id = "c" + std::to_string(bundle.claims.size() + 1);
+    c.kind_name = std::move(kind);
+    c.count = count;
+    if (about_delivery) c.delivery = id;
+    c.text = std::move(text);
+    bundle.claims.push_back(std::move(c));
+  };
+  uint64_t successes = 0;
+  for (const auto& wc : o.work_completions) successes += wc.ok ? 1 : 0;
+  claim("work_requests_succeeded", successes, false,
+        std::to_string(successes) + " write work requests completed with success");
+  if (o.bytes_moved && o.status.code() != ErrorCode::kTransport &&
+      Find(o, ReceiptRung::kTransport) != nullptr)
+    claim("deliveries_transferred", 1, false, "1 logical delivery transferred");
+  if (Find(o, ReceiptRung::kReceived)) {
+    claim("placed", std::nullopt, true, "every chunk was placed in the receiver's window");
+    claim("notified", std::nullopt, true, "the receiver was notified of every chunk");
+  }
+  if (Find(o, ReceiptRung::kValidated))
+    claim("validated", std::nullopt, true, "the complete delivery passed its rule");
+  if (Find(o, ReceiptRung::kProcessed))
+    claim("processed", std::nullopt, true, "the processing step succeeded");
+  const Receipt* retained = Find(o, ReceiptRung::kRetained);
+  if (retained && retained->retention && retained->retention->survives != "process-running") {
+    const std::string& survives = retained->retention->survives;
+    claim("durable", std::nullopt, true, "the delivery survives " + survives);
+    bundle.claims.back().survives = audit::Survives::Parse(survives);
+  }
 }
 
 }  // namespace
@@ -84,130 +209,13 @@ std::string OutcomeToJson(const DeliveryOutcome& o, const DeliveryOptions& optio
 }
 
 std::string OutcomeToEvidenceBundle(const DeliveryOutcome& o) {
-  const std::string& id = o.delivery.id;
-  json portions = json::array();
-  // Portions are the writes this send made; none when the receiver already held the bytes.
-  for (uint64_t c = 0; o.bytes_moved && c < o.delivery.chunks; ++c) {
-    const uint64_t offset = c * o.delivery.chunk_size;
-    portions.push_back({{"wr_id", std::to_string(o.portion_request_ids[c])},
-                        {"offset", offset},
-                        {"bytes", std::min(o.delivery.chunk_size, o.delivery.bytes - offset)}});
-  }
-  json wcs = json::array();
-  uint64_t successes = 0;
-  for (const auto& wc : o.work_completions) {
-    json j{
-        {"wr_id", std::to_string(wc.request_id)}, {"status", wc.status}, {"qp_num", wc.endpoint}};
-    if (wc.ok) {
-      ++successes;
-      j["opcode"] = "rdma_write";
-      j["byte_len"] = nullptr;
-      j["vendor_err"] = 0;
-    } else {
-      j["vendor_err"] = wc.provider_errno.value_or(0);
-    }
-    wcs.push_back(std::move(j));
-  }
-  const Receipt* received = Find(o, ReceiptRung::kReceived);
-  const Receipt* validated = Find(o, ReceiptRung::kValidated);
-  const Receipt* processed = Find(o, ReceiptRung::kProcessed);
-  const Receipt* retained = Find(o, ReceiptRung::kRetained);
-  const bool all_transported = o.bytes_moved && o.status.code() != ErrorCode::kTransport &&
-                               Find(o, ReceiptRung::kTransport) != nullptr;
-
-  json placement = json::array(), notifications = json::array(), acks = json::array(),
-       promises = json::array(), claims = json::array();
-  if (received) {
-    // The receiver saw its own notification for every chunk: placement is observed there.
-    placement.push_back({{"delivery", id}, {"basis", "observed"}});
-    notifications.push_back({{"delivery", id},
-                             {"kind", "write_with_imm"},
-                             {"imm", nullptr},
-                             {"chunks", received->observed_chunks.value_or(0)},
-                             {"observer", received->issuer}});
-  }
-  if (validated) {
-    acks.push_back({{"label", "validated receipt from " + validated->issuer},
-                    {"delivery", id},
-                    {"bytes", o.delivery.bytes},
-                    {"result", "validated"},
-                    {"rule", validated->rule_passed.value_or(o.delivery.rule)}});
-  }
-  if (processed) {
-    acks.push_back({{"label", "processed receipt from " + processed->issuer},
-                    {"delivery", id},
-                    {"bytes", o.delivery.bytes},
-                    {"result", "processed"},
-                    {"rule", (validated && validated->rule_passed) ? *validated->rule_passed
-                                                                   : o.delivery.rule}});
-  }
-  if (retained && retained->retention) {
-    const RetentionPromise& p = *retained->retention;
-    promises.push_back({{"delivery", id},
-                        {"acknowledged_point", p.acknowledged_point},
-                        {"survives", p.survives},
-                        {"promise_after_failure", p.promise_after_failure},
-                        {"evidence", p.evidence}});
-  }
-
-  int n = 0;
-  auto claim = [&](json c) {
-    c["id"] = "c" + std::to_string(++n);
-    claims.push_back(std::move(c));
-  };
-  claim({{"kind", "work_requests_succeeded"},
-         {"count", successes},
-         {"text", std::to_string(successes) + " write work requests completed with success"}});
-  if (all_transported) {
-    claim({{"kind", "deliveries_transferred"},
-           {"count", 1},
-           {"text", "1 logical delivery transferred"}});
-  }
-  if (received) {
-    claim({{"kind", "placed"},
-           {"delivery", id},
-           {"text", "every chunk was placed in the receiver's window"}});
-    claim({{"kind", "notified"},
-           {"delivery", id},
-           {"text", "the receiver was notified of every chunk"}});
-  }
-  if (validated) {
-    claim({{"kind", "validated"},
-           {"delivery", id},
-           {"text", "the complete delivery passed its rule"}});
-  }
-  if (processed) {
-    claim({{"kind", "processed"}, {"delivery", id}, {"text", "the processing step succeeded"}});
-  }
-  if (retained && retained->retention && retained->retention->survives != "process-running") {
-    claim({{"kind", "durable"},
-           {"delivery", id},
-           {"survives", retained->retention->survives},
-           {"text", "the delivery survives " + retained->retention->survives}});
-  }
-
-  const ReceiptContext& c = o.context;
-  json bundle{
-      {"schema", "writ.evidence/1"},
-      {"context",
-       {{"operation", c.operation.empty() ? json() : json(c.operation)},
-        {"transport", c.transport.empty() ? json() : json(c.transport)},
-        {"device", c.device.empty() ? json() : json(c.device)},
-        {"memory_type", c.memory_type.empty() ? json() : json(c.memory_type)},
-        {"software_release", c.software_release.empty() ? json() : json(c.software_release)},
-        // "default" promises nothing nameable: stated as not stated.
-        {"completion_level", c.completion_level.empty() || c.completion_level == "default"
-                                 ? json()
-                                 : json(c.completion_level)}}},
-      {"deliveries",
-       json::array({{{"id", id}, {"bytes", o.delivery.bytes}, {"portions", portions}}})},
-      {"work_completions", wcs},
-      {"placement", placement},
-      {"notifications", notifications},
-      {"acknowledgements", acks},
-      {"retention_promises", promises},
-      {"claims", claims}};
-  return bundle.dump(2);
+  audit::EvidenceBundle bundle;
+  bundle.context = EvidenceContext(o.context);
+  bundle.deliveries.push_back(EvidenceDelivery(o));
+  for (const auto& wc : o.work_completions) bundle.work_completions.push_back(EvidenceRecord(wc));
+  AddReceiverEvidence(o, bundle);
+  AddClaims(o, bundle);
+  return audit::BundleToJson(bundle);
 }
 
 }  // namespace writ

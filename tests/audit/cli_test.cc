@@ -41,6 +41,22 @@ std::string Example(const std::string& name) {
   return std::string(WRIT_AUDIT_EXAMPLES) + "/" + name;
 }
 
+// writ dlopens libfabric on first fabric use; audit must not load it (issue 18: its
+// dependencies' constructors cost ~0.2 s). The loader's own trace says what was loaded.
+TEST(AuditCli, AuditAndVersionDoNotLoadLibfabric) {
+  for (const std::string& args :
+       {std::string("--version"), "audit '" + Example("rc-233.evidence.json") + "'"}) {
+    const std::string trace = ::testing::TempDir() + "/writ-audit-ld-" + std::to_string(::getpid());
+    const std::string command = "LD_DEBUG=files '" + std::string(WRIT_BINARY) + "' " + args +
+                                " >/dev/null 2>'" + trace + "'";
+    ASSERT_EQ(std::system(command.c_str()), 0) << command;
+    const std::string loaded = ReadText(trace);
+    std::remove(trace.c_str());
+    EXPECT_NE(loaded.find("libc.so"), std::string::npos) << "no loader trace for " << args;
+    EXPECT_EQ(loaded.find("libfabric"), std::string::npos) << args;
+  }
+}
+
 TEST(AuditCli, JsonReportOfTheExampleIsTheExpectedOne) {
   const CliRun run = Writ("audit '" + Example("rc-233.evidence.json") + "' --json");
   EXPECT_EQ(run.exit_code, 0) << run.err;

@@ -47,5 +47,15 @@ TEST(CanonicalExample, TheShippedBundleIsTheContractsExample) {
   EXPECT_EQ(shipped["claims"].size(), 3u);
 }
 
+// writ's own RC-233 evidence, as `writ send --evidence` wrote it on loopback (tcp).
+TEST(OwnRc233Example, LeavesNoQuestionAndMatchesItsShippedReport) {
+  auto bundle = ParseBundle(ReadText(ExamplePath("writ-rc-233.evidence.json")));
+  ASSERT_TRUE(bundle.ok()) << bundle.status().ToString();
+  const AuditReport report = Audit(*bundle);
+  EXPECT_EQ(report.questions, std::vector<std::string>{});
+  for (const ClaimVerdict& c : report.claims) EXPECT_EQ(c.verdict, Verdict::kSupported) << c.id;
+  EXPECT_EQ(ReportToJson(report), ReadText(ExamplePath("writ-rc-233.audit.json")));
+}
+
 }  // namespace
 }  // namespace writ::audit::testing

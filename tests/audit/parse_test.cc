@@ -57,8 +57,9 @@ INSTANTIATE_TEST_SUITE_P(
         MalformedCase{"context-not-object.json", "context: expected object"},
         MalformedCase{"placement-bad-basis.json",
                       "placement[0].basis: expected one of stipulated or observed"},
-        MalformedCase{"ack-bad-result.json",
-                      "acknowledgements[0].result: expected one of validated or processed or null"},
+        MalformedCase{
+            "ack-bad-result.json",
+            "acknowledgements[0].result: expected one of validated, processed or failed or null"},
         MalformedCase{"bad-survives.json", "retention_promises[0].survives: expected ..."},
         MalformedCase{"replicated-zero.json", "retention_promises[0].survives: expected ..."},
         MalformedCase{"claim-without-count.json", "claims[0].count: missing"},
@@ -113,7 +114,30 @@ TEST(ParseBundle, DeepNestingIsRefusedBeforeItCostsAnything) {
                            std::string(100000, ']') + "}";
   auto bundle = ParseBundle(deep);
   ASSERT_FALSE(bundle.ok());
-  EXPECT_NE(bundle.status().message().find("nested deeper than"), std::string::npos);
+  EXPECT_NE(bundle.status().message().find("nesting deeper than"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace writ::audit::testing
+
+namespace writ::audit::testing {
+namespace {
+
+// The streaming overload (what `writ audit` uses) reads exactly what the text overload reads.
+TEST(ParseBundle, FromAStreamIsTheSameAsFromText) {
+  for (const char* name :
+       {"rule14/unattributed.json", "rule15/vendor-fields.json", "malformed/duplicate-key.json",
+        "rule15/huge-count.json", "malformed/truncated.json"}) {
+    const std::string text = ReadText(BundlePath(name));
+    std::istringstream stream(text);
+    auto streamed = ParseBundle(stream);
+    auto whole = ParseBundle(std::string_view(text));
+    ASSERT_EQ(streamed.ok(), whole.ok()) << name;
+    if (whole.ok())
+      EXPECT_EQ(BundleToJson(*streamed), BundleToJson(*whole)) << name;
+    else
+      EXPECT_EQ(streamed.status().message(), whole.status().message()) << name;
+  }
 }
 
 }  // namespace

@@ -16,9 +16,10 @@ TEST(ReportJson, HasTheContractFieldsInTheContractOrder) {
       nlohmann::ordered_json::parse(ReportToJson(AuditBundle("rule1/error-record.json")));
   std::vector<std::string> keys;
   for (const auto& [key, value] : ordered.items()) keys.push_back(key);
-  EXPECT_EQ(keys, (std::vector<std::string>{"schema", "records", "successful", "failed",
-                                            "logical_deliveries", "placed_bytes", "deliveries",
-                                            "claims", "missing_context"}));
+  EXPECT_EQ(keys,
+            (std::vector<std::string>{"schema", "records", "successful", "failed",
+                                      "logical_deliveries", "placed_bytes", "deliveries", "claims",
+                                      "missing_context", "unattributed", "questions"}));
   const json& d = doc["deliveries"][0];
   for (const char* key : {"id", "bytes", "portions", "transport", "placement", "notification",
                           "validation", "processing", "retention", "reasons"})
@@ -55,7 +56,7 @@ TEST(ReportText, AsksAboutEveryMissingContextFieldAndUnsupportedClaim) {
   EXPECT_NE(text.find("Which device"), std::string::npos);
   EXPECT_NE(text.find("n2 \"the receiver got it, so it is good\": NOT SUPPORTED"),
             std::string::npos);
-  EXPECT_NE(text.find("Ask: Which acknowledgement names delivery \"RC-233\""), std::string::npos);
+  EXPECT_NE(text.find("  - Which acknowledgement names delivery \"RC-233\""), std::string::npos);
   EXPECT_NE(text.find("Delivery \"RC-233\": 4,096 bytes in 1 portion"), std::string::npos);
 }
 

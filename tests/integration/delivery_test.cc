@@ -84,6 +84,10 @@ TEST_P(Deliveries, Rc233ThreeChunksOneDeliveryReceiptsInRungOrder) {
   for (const auto& claim : audit.json["claims"]) {
     EXPECT_EQ(claim["verdict"], "supported") << claim.dump();
   }
+  // writ states medium and portion, so its own evidence leaves nothing to ask (issue 18).
+  EXPECT_EQ(audit.json["questions"], json::array()) << audit.out;
+  EXPECT_EQ(audit.json["unattributed"], json::array());
+  EXPECT_EQ(audit.json["deliveries"][0]["notification"], "established");
 
   CommandRun query = RunWrit({"query", "RC-233", "--to", serve->address(), "--json"});
   EXPECT_EQ(query.exit_code, 0) << query.err;

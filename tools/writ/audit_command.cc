@@ -5,9 +5,7 @@
 #include <cstring>
 #include <fstream>
 #include <iostream>
-#include <iterator>
 #include <memory>
-#include <sstream>
 
 #include "command.h"
 #include "writ/audit.h"
@@ -20,26 +18,25 @@ struct AuditOptions {
   bool json = false;
 };
 
-// The bundle's text from a file, or from stdin for "-".
-Result<std::string> ReadBundle(const std::string& path) {
-  std::ostringstream text;
+// The bundle parsed as it is read from a file, or from stdin for "-": the text is
+// never held whole, so memory is the typed bundle and the report (issue 18).
+Result<audit::EvidenceBundle> ReadBundle(const std::string& path) {
   if (path == "-") {
-    text << std::cin.rdbuf();
-    if (std::cin.bad()) return Status::InvalidArgument("cannot read the bundle from stdin");
-    return text.str();
+    auto bundle = audit::ParseBundle(std::cin);
+    if (bundle.status().code() == ErrorCode::kIo)
+      return Status::InvalidArgument("cannot read the bundle from stdin");
+    return bundle;
   }
   std::ifstream file(path, std::ios::binary);
   if (!file) return Status::InvalidArgument("cannot read " + path + ": " + std::strerror(errno));
-  text << file.rdbuf();
-  if (file.bad())
+  auto bundle = audit::ParseBundle(file);
+  if (bundle.status().code() == ErrorCode::kIo)
     return Status::InvalidArgument("cannot read " + path + ": " + std::strerror(errno));
-  return text.str();
+  return bundle;
 }
 
 int RunAudit(const AuditOptions& options) {
-  auto text = ReadBundle(options.bundle);
-  if (!text.ok()) return ReportError(text.status());
-  auto bundle = audit::ParseBundle(*text);
+  auto bundle = ReadBundle(options.bundle);
   if (!bundle.ok()) return ReportError(bundle.status());
   const audit::AuditReport report = audit::Audit(*bundle);
   std::cout << (options.json ? audit::ReportToJson(report) : audit::ReportToText(report));

@@ -1,0 +1,58 @@
+#include "fabric/libfabric_api.h"
+
+#include <dlfcn.h>
+
+#include <cstring>
+#include <string>
+
+namespace writ::fabric {
+namespace {
+
+constexpr const char* kLibrary = "libfabric.so.1";
+
+struct Loaded {
+  LibfabricApi api;
+  std::string error;  // empty when every symbol resolved
+};
+
+template <typename Fn>
+bool Resolve(void* handle, const char* name, Fn& out, std::string& error) {
+  out = reinterpret_cast<Fn>(dlsym(handle, name));
+  if (out == nullptr) error = std::string(kLibrary) + ": no symbol " + name;
+  return out != nullptr;
+}
+
+Loaded Load() {
+  Loaded loaded;
+  // Never closed: libfabric keeps providers loaded for the life of the process.
+  void* handle = dlopen(kLibrary, RTLD_NOW | RTLD_LOCAL);
+  if (handle == nullptr) {
+    const char* why = dlerror();
+    loaded.error = std::string("cannot load ") + kLibrary + ": " + (why ? why : "unknown error");
+    return loaded;
+  }
+  LibfabricApi& api = loaded.api;
+  std::string& error = loaded.error;
+  (void)(Resolve(handle, "fi_getinfo", api.getinfo, error) &&
+         Resolve(handle, "fi_freeinfo", api.freeinfo, error) &&
+         Resolve(handle, "fi_dupinfo", api.dupinfo, error) &&
+         Resolve(handle, "fi_fabric", api.fabric, error) &&
+         Resolve(handle, "fi_strerror", api.strerror, error) &&
+         Resolve(handle, "fi_version", api.version, error));
+  return loaded;
+}
+
+}  // namespace
+
+Result<const LibfabricApi*> Libfabric() {
+  static const Loaded loaded = Load();  // C++11 guarantees one thread-safe initialisation
+  if (!loaded.error.empty()) return Status::Unsupported(loaded.error);
+  return &loaded.api;
+}
+
+const char* LibfabricStrerror(int err) {
+  auto api = Libfabric();
+  return api.ok() ? (*api)->strerror(err) : std::strerror(err);
+}
+
+}  // namespace writ::fabric
