@@ -37,6 +37,13 @@ class Connection {
   Status ReadMessages(bool& close);
   Status HandleMessage(const protocol::Message& message);
   Status OnAnnounce(const protocol::Announce& announce);
+  // A refusal while the receiver shuts down: it admits no new delivery.
+  std::optional<protocol::Refuse> CheckShutdown(const protocol::Announce& a) const;
+  // Once shutting down: an idle connection closes; at the drain deadline, so does one
+  // with a delivery, which is refused and ended first.
+  Status ObserveShutdown(bool& close);
+  // Tells the sender (and the log) that delivery `id` was ended by the shutdown.
+  Status AbortForShutdown(const std::string& id);
   // Admission, in order: who the sender is, then what it asks for. A refusal when refused.
   std::optional<protocol::Refuse> CheckSender(const protocol::Announce& a);
   std::optional<protocol::Refuse> CheckRequest(const protocol::Announce& a) const;
