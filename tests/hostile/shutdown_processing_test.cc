@@ -31,11 +31,11 @@ ProcessingStep SlowStep(Clock::duration length, std::atomic<bool>& started) {
                         }};
 }
 
-struct Run {
+struct StepRun {
   std::unique_ptr<Receiver> receiver;
   DeliveryOutcome outcome;
   std::thread sender;
-  ~Run() {
+  ~StepRun() {
     if (receiver) (void)receiver->Stop();
     if (sender.joinable()) sender.join();
   }
@@ -44,7 +44,7 @@ struct Run {
 // Starts a receiver with `step` and a sender of one delivery up to `processed`; returns
 // once the step runs.
 void StartAndProcess(const TempDir& dir, ProcessingStep step, std::atomic<bool>& started,
-                     Run& run) {
+                     StepRun& run) {
   ReceiverOptions options;
   options.provider = "tcp";
   options.identity_dir = dir.File("identity");
@@ -67,7 +67,7 @@ TEST(ShutdownProcessing, AStepThatEndsWithinTheDrainIsDrained) {
   if (!ProviderAvailable("tcp")) GTEST_SKIP() << "the tcp provider cannot serve here";
   TempDir dir;
   std::atomic<bool> started{false};
-  Run run;
+  StepRun run;
   StartAndProcess(dir, SlowStep(300ms, started), started, run);
   ASSERT_TRUE(run.receiver);
   auto summary = run.receiver->Shutdown(30s);
@@ -84,7 +84,7 @@ TEST(ShutdownProcessing, AStepStillRunningAtTheDeadlineIsStoppedAndItsSenderTold
   if (!ProviderAvailable("tcp")) GTEST_SKIP() << "the tcp provider cannot serve here";
   TempDir dir;
   std::atomic<bool> started{false};
-  Run run;
+  StepRun run;
   StartAndProcess(dir, SlowStep(10min, started), started, run);
   ASSERT_TRUE(run.receiver);
   const auto asked = Clock::now();

@@ -109,7 +109,7 @@ void ExpectRecoversWith(const std::string& data, const std::string& id) {
 std::string RetainOne(const Serve& serve, const TempDir& dir) {
   WritePatternFile(dir.File("kept"), 7, 3 << 20);
   CommandRun sent = RunWrit({"send", dir.File("kept"), "--to", serve.address(), "--id", "kept",
-                             "--retention", "process-restart"});
+                             "--retention", "process-restart", "--chunk-size", "1MiB"});
   EXPECT_EQ(sent.exit_code, 0) << sent.err;
   return "kept";
 }
@@ -156,7 +156,7 @@ TEST(Shutdown, AbandonedDeliveriesAreAbortedAtTheDrainDeadline) {
   }  // each gone, having written nothing
   const auto sent = Clock::now();
   serve->process().Kill(SIGTERM);
-  ASSERT_TRUE(serve->ReadLineStartingWith("writ: SIGTERM: shutting down", 10s).ok());
+  ASSERT_TRUE(serve->ReadLineStartingWith("writ: shutting down: admitting nothing new", 10s).ok());
   // While it drains, a new connection is refused, naming the shutdown.
   auto late = Peer::Connect(serve->address());
   ASSERT_TRUE(late);
@@ -190,7 +190,7 @@ TEST(Shutdown, ADeliveryInProgressIsRefusedNamingTheShutdown) {
   ASSERT_EQ(busy->Next(), "grant");
   const auto sent = Clock::now();
   serve->process().Kill(SIGTERM);
-  ASSERT_TRUE(serve->ReadLineStartingWith("writ: SIGTERM: shutting down", 10s).ok());
+  ASSERT_TRUE(serve->ReadLineStartingWith("writ: shutting down: admitting nothing new", 10s).ok());
   // `waiting` connected before the signal: its connection is closed, or its announce refused.
   const bool announced = waiting->channel.Send(AnnounceOf("late", 1 << 20)).ok();
   const std::string late = waiting->Next(5s);
@@ -229,9 +229,12 @@ TEST(Shutdown, ARealSenderMidTransferFinishesOrIsToldWhy) {
   const Exit exit = Signal(*serve, SIGTERM);
   EXPECT_EQ(exit.code, 0);
   EXPECT_LT(exit.took, 500ms + 5s) << Seconds(exit.took);
-  auto sent = sender->Wait(30s);
-  ASSERT_TRUE(sent.ok()) << "the sender hangs after the serve shut down";
+  auto sent = sender->Wait(90s);
+  if (!sent.ok()) sender->Kill(SIGKILL);
+  ASSERT_TRUE(sent.ok()) << "the sender hangs after the serve shut down: "
+                         << FinishWrit(*sender, err).err;
   CommandRun run = FinishWrit(*sender, err);
+  RecordProperty("sender", *sent == 0 ? "finished while draining" : run.err);
   if (*sent != 0) {
     EXPECT_NE(run.err.find("shutting down"), std::string::npos)
         << "exit " << *sent << ": " << run.err;
@@ -254,7 +257,7 @@ TEST(Shutdown, ASecondSignalExitsAtOnceAndKeepsReceiptedDeliveries) {
   ASSERT_TRUE(p->channel.Send(AnnounceOf("held", 4 << 20, RetentionClass::kPowerLoss)).ok());
   ASSERT_EQ(p->Next(), "grant");
   serve->process().Kill(SIGTERM);
-  ASSERT_TRUE(serve->ReadLineStartingWith("writ: SIGTERM: shutting down", 10s).ok());
+  ASSERT_TRUE(serve->ReadLineStartingWith("writ: shutting down: admitting nothing new", 10s).ok());
   const Exit exit = Signal(*serve, SIGINT);
   EXPECT_EQ(exit.code, 128 + SIGINT);
   EXPECT_LT(exit.took, 5s) << Seconds(exit.took);

@@ -157,7 +157,8 @@ int AwaitStop(Receiver& receiver, const sigset_t& stop_signals, std::chrono::mil
               const std::function<void(const std::string&)>& log) {
   int signal_number = 0;
   sigwait(&stop_signals, &signal_number);
-  log(std::string(sigabbrev_np(signal_number) ? sigabbrev_np(signal_number) : "signal") +
+  const char* name = sigabbrev_np(signal_number);
+  log((name != nullptr ? "SIG" + std::string(name) : "signal") +
       ": shutting down within the drain timeout of " + std::to_string(drain.count()) +
       " ms (a second signal exits at once)");
   std::thread second;
