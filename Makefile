@@ -5,16 +5,23 @@ RELEASE := build/release
 ASAN := build/asan
 FUZZ := build/fuzz
 
-.PHONY: deps build demo test bench fuzz-long clean format
+.PHONY: deps configure writ build demo test bench fuzz-long clean format
 
 deps:
 	@bash scripts/install-deps.sh
 
-build: deps
+configure: deps
 	@cmake -S . -B $(RELEASE) -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+
+# Only what the demo runs: the `writ` binary and the libraries it links.
+writ: configure
+	@cmake --build $(RELEASE) -j$(JOBS) --target writ
+
+# Everything in the release build: writ, tests, examples, benchmarks.
+build: configure
 	@cmake --build $(RELEASE) -j$(JOBS)
 
-demo: build
+demo: writ
 	@$(RELEASE)/tools/writ/writ demo
 
 # Normal build, fuzz smoke build (clang + libFuzzer) and ASan+UBSan build, each with CTest.

@@ -10,6 +10,7 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <vector>
 
 #include "writ/status.h"
 #include "writ/types.h"
@@ -22,6 +23,9 @@ struct DeliveryView {
   uint64_t bytes = 0;
   std::string digest_hex;
   std::function<Status(uint64_t offset, std::span<uint8_t> out)> read;
+  // True once the receiver's drain deadline passed (Receiver::Shutdown): a long step should
+  // then return an error soon; the delivery is refused as aborted by the shutdown.
+  std::function<bool()> stop_requested;
 };
 
 // A named application step run on every validated delivery that asks for it.
@@ -99,6 +103,14 @@ struct ReceiverOptions {
   std::string allow_file;
 };
 
+// What Receiver::Shutdown did: deliveries that finished (retained) while it drained, and
+// those refused and ended when the drain deadline passed.
+struct ShutdownSummary {
+  std::vector<std::string> drained;
+  std::vector<std::string> aborted;
+  bool deadline_passed = false;  // something was still in progress at the drain deadline
+};
+
 class Receiver {
  public:
   static Result<std::unique_ptr<Receiver>> Start(ReceiverOptions options);
@@ -114,6 +126,11 @@ class Receiver {
   virtual size_t allowed_senders() const = 0;
   // Stops accepting, ends every connection, closes the fabric. Idempotent.
   virtual Status Stop() = 0;
+  // A bounded, clean stop: new connections and announces are refused ("shutting down"),
+  // deliveries in progress get until `drain` to finish, the rest are refused and ended
+  // (their uncommitted bytes discarded), then Stop(). Returns within `drain` plus a few
+  // seconds, unless a processing step ignores DeliveryView::stop_requested. Idempotent.
+  virtual Result<ShutdownSummary> Shutdown(std::chrono::milliseconds drain) = 0;
 };
 
 }  // namespace writ

@@ -29,7 +29,7 @@ constexpr NameTable<RetentionClass, 3> kRetentions{{
     {RetentionClass::kPowerLoss, "power-loss"},
 }};
 
-constexpr NameTable<RefuseReason, 11> kRefuseReasons{{
+constexpr NameTable<RefuseReason, 12> kRefuseReasons{{
     {RefuseReason::kAuth, "auth"},
     {RefuseReason::kSpace, "space"},
     {RefuseReason::kConflictingId, "conflicting id"},
@@ -41,6 +41,7 @@ constexpr NameTable<RefuseReason, 11> kRefuseReasons{{
     {RefuseReason::kInternal, "internal"},
     {RefuseReason::kValidation, "validation"},
     {RefuseReason::kRetention, "retention"},
+    {RefuseReason::kShuttingDown, "shutting down"},
 }};
 
 constexpr NameTable<MessageType, 9> kMessageTypes{{

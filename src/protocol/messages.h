@@ -30,8 +30,9 @@ enum class RefuseReason : uint8_t {
   kLimit,
   kUnsupported,
   kInternal,
-  kValidation,  // the delivery failed its rule (digest or length mismatch)
-  kRetention,   // the requested retention class cannot be reached (not offered, sync failed)
+  kValidation,    // the delivery failed its rule (digest or length mismatch)
+  kRetention,     // the requested retention class cannot be reached (not offered, sync failed)
+  kShuttingDown,  // the receiver is stopping: admits nothing new, or ended this delivery
 };
 
 // Names used on the command line, in receipts and in error messages.

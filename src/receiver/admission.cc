@@ -7,6 +7,13 @@ namespace writ::receiver::admission {
 using protocol::Announce;
 using protocol::RefuseReason;
 
+Verdict NotShuttingDown(const Announce& a, bool shutdown_begun) {
+  if (!shutdown_begun) return std::nullopt;
+  return protocol::Refuse{a.delivery_id, RefuseReason::kShuttingDown,
+                          "the receiver is shutting down and admits no new delivery; send " +
+                              a.delivery_id + " again once it is back"};
+}
+
 Verdict OneAtATime(const Announce& a, const std::string* in_progress) {
   if (in_progress == nullptr) return std::nullopt;
   return protocol::Refuse{a.delivery_id, RefuseReason::kLimit,

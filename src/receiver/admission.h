@@ -20,6 +20,9 @@ namespace writ::receiver::admission {
 
 using Verdict = std::optional<protocol::Refuse>;
 
+// The receiver: it admits nothing once its shutdown has begun.
+Verdict NotShuttingDown(const protocol::Announce& a, bool shutdown_begun);
+
 // The connection: one delivery at a time (`in_progress`: the id of the one in progress).
 Verdict OneAtATime(const protocol::Announce& a, const std::string* in_progress);
 

@@ -70,7 +70,9 @@ void Connection::Run() {
     if (peer_gone_ && !delivery_) break;
     // Woken by a message, a notification, or the next deadline of a timeout.
     const auto left = std::chrono::ceil<std::chrono::milliseconds>(NextDeadline() - Clock::now());
-    const int wait_ms = static_cast<int>(std::clamp<int64_t>(left.count(), 0, 500));
+    // While the receiver shuts down, its phase is looked at often (nothing else wakes us).
+    const int64_t most = core_.shutdown.begun() ? 50 : 500;
+    const int wait_ms = static_cast<int>(std::clamp<int64_t>(left.count(), 0, most));
     pollfd fds[2] = {{peer_gone_ ? -1 : channel_.fd(), POLLIN, 0}, {inbox_->event_fd(), POLLIN, 0}};
     const int ready = poll(fds, 2, wait_ms);
     if (ready < 0 && errno != EINTR) break;
@@ -81,6 +83,7 @@ void Connection::Run() {
     }
     if (status.ok() && !close && delivery_) status = Advance();
     if (status.ok() && !close) status = CheckTimeouts(close);
+    if (status.ok() && !close) status = ObserveShutdown(close);
     if (!status.ok() && delivery_) {
       Tell("delivery " + delivery_->announce().delivery_id + " aborted: " + status.message());
     }
@@ -172,7 +175,7 @@ Status Connection::SendReceipt(const Receipt& receipt) {
 // Admission: the checks of admission.h in order, the first refusal ending it, then the
 // claims; what passes holds them in an AdmittedDelivery for as long as the delivery lasts.
 Status Connection::OnAnnounce(const protocol::Announce& a) {
-  // A receiver that no longer takes deliveries (e.g. draining) would refuse here first.
+  if (auto refusal = admission::NotShuttingDown(a, core_.shutdown.begun())) return Send(*refusal);
   const std::string* in_progress = delivery_ ? &delivery_->announce().delivery_id : nullptr;
   if (auto refusal = admission::OneAtATime(a, in_progress)) return Send(*refusal);
   if (auto refusal = CheckSender(a)) return Send(*refusal);
@@ -468,10 +471,12 @@ Status Connection::Finish() {
     store::PayloadWriter& writer = d.writer();
     DeliveryView view{
         a.delivery_id, a.bytes, ref.digest,
-        [&writer](uint64_t offset, std::span<uint8_t> out) { return writer.Read(offset, out); }};
+        [&writer](uint64_t offset, std::span<uint8_t> out) { return writer.Read(offset, out); },
+        [this] { return core_.shutdown.aborting(); }};
     Status ran = step.run(view);
     if (!ran.ok()) {
       EndDelivery();
+      if (core_.shutdown.aborting()) return AbortForShutdown(a.delivery_id);
       return Refuse(a.delivery_id, RefuseReason::kInternal,
                     "processing step '" + step.name + "' failed: " + ran.message());
     }
@@ -492,6 +497,7 @@ Status Connection::Finish() {
     return Refuse(a.delivery_id, ReasonFor(recorded), "retention failed: " + recorded.message());
   }
   EndDelivery();
+  core_.shutdown.NoteDrained(a.delivery_id);
   return Send(protocol::Receipt{a.delivery_id, json});
 }
 
@@ -506,6 +512,7 @@ Status Connection::AnswerFromStore(const protocol::Announce& a) {
                       " was validated but is no longer retained here (removed meanwhile); "
                       "send it again");
   }
+  core_.shutdown.NoteDrained(a.delivery_id);
   for (const auto& json : (*held)->receipts) {
     auto receipt = ReceiptFromJson(json);
     if (receipt.ok() && receipt->rung == ReceiptRung::kRetained) {

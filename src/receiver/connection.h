@@ -38,6 +38,11 @@ class Connection {
   Status ReadMessages(bool& close);
   Status HandleMessage(const protocol::Message& message);
   Status OnAnnounce(const protocol::Announce& announce);
+  // Once shutting down: an idle connection closes; at the drain deadline, so does one
+  // with a delivery, which is refused and ended first.
+  Status ObserveShutdown(bool& close);
+  // Tells the sender (and the log) that delivery `id` was ended by the shutdown.
+  Status AbortForShutdown(const std::string& id);
   // Admission's steps (admission.h), in order: who the sender is, then what it asks for.
   // A refusal when refused.
   std::optional<protocol::Refuse> CheckSender(const protocol::Announce& a);

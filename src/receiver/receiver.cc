@@ -3,6 +3,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cstdlib>
 #include <list>
@@ -53,8 +54,15 @@ class ReceiverImpl : public Receiver {
     return receipt::PublicKeyHex(core_.identity->public_key());
   }
   Status Stop() override;
+  Result<ShutdownSummary> Shutdown(std::chrono::milliseconds drain) override;
 
  private:
+  // Waits until every connection's thread has ended or `deadline` passed; true if all did.
+  bool WaitForConnections(std::chrono::steady_clock::time_point deadline);
+  size_t DeliveriesInProgress();
+  void Tell(const std::string& line) const {
+    if (core_.options.on_connection_event) core_.options.on_connection_event(line);
+  }
   void AcceptLoop();
   void ReapFinished();
   // Runs `channel` on its own thread, or refuses it naming the limit (under conns_mu_).
@@ -223,7 +231,11 @@ void ReceiverImpl::Admit(protocol::ControlChannel channel) {
     if (r.address == address) ++from_address;
   }
   std::string refusal;
-  if (from_address >= opt.max_connections_per_address) {
+  auto reason = protocol::RefuseReason::kLimit;
+  if (core_.shutdown.begun()) {
+    refusal = "the receiver is shutting down and admits no new connection";
+    reason = protocol::RefuseReason::kShuttingDown;
+  } else if (from_address >= opt.max_connections_per_address) {
     refusal = "too many connections from " + address + " (limit " +
               std::to_string(opt.max_connections_per_address) + " per address)";
   } else if (live >= opt.max_connections && !EvictIdlest()) {
@@ -234,7 +246,7 @@ void ReceiverImpl::Admit(protocol::ControlChannel channel) {
     if (opt.on_connection_event)
       opt.on_connection_event("connection from " + peer + " refused: " + refusal);
     channel.set_send_timeout(1000ms);  // a refused peer does not hold the accept loop
-    (void)channel.Send(protocol::Refuse{"", protocol::RefuseReason::kLimit, refusal});
+    (void)channel.Send(protocol::Refuse{"", reason, refusal});
     return;
   }
   conns_.push_back(Running{
@@ -275,6 +287,9 @@ bool ReceiverImpl::EvictIdlest() {
 Status ReceiverImpl::Stop() {
   if (stopped_) return Status::Ok();
   stopped_ = true;
+  // A delivery whose sender committed and left no longer watches its control connection:
+  // the abort phase is what ends it now rather than at its grant-unused timeout.
+  core_.shutdown.BeginAbort();
   stopping_.store(true);
   if (accept_thread_.joinable()) accept_thread_.join();
   {
@@ -289,6 +304,51 @@ Status ReceiverImpl::Stop() {
   core_.progress = nullptr;
   progress_.reset();
   return core_.node ? core_.node->Close() : Status::Ok();
+}
+
+size_t ReceiverImpl::DeliveriesInProgress() {
+  std::lock_guard lock(conns_mu_);
+  size_t n = 0;
+  for (const Running& r : conns_) {
+    if (!r.connection->finished() && !r.connection->idle_since()) ++n;
+  }
+  return n;
+}
+
+bool ReceiverImpl::WaitForConnections(std::chrono::steady_clock::time_point deadline) {
+  for (;;) {
+    {
+      std::lock_guard lock(conns_mu_);
+      if (std::all_of(conns_.begin(), conns_.end(),
+                      [](const Running& r) { return r.connection->finished(); })) {
+        return true;
+      }
+    }
+    if (std::chrono::steady_clock::now() >= deadline) return false;
+    std::this_thread::sleep_for(20ms);
+  }
+}
+
+// Admission stops at once (the accept loop refuses, announces are refused); connections
+// end as their deliveries do; at the deadline the rest are refused and ended by their own
+// threads (so a delivery is never cut between its store commit and its receipt); then Stop.
+Result<ShutdownSummary> ReceiverImpl::Shutdown(std::chrono::milliseconds drain) {
+  using Clock = std::chrono::steady_clock;
+  // Enough for every connection's thread to see the abort and send its refusal (a send to
+  // a peer that does not read is cut short by Stop's closing of the connections).
+  constexpr auto kAbortGrace = 2000ms;
+  if (!stopped_) {
+    core_.shutdown.BeginDrain(drain);
+    Tell("shutting down: admitting nothing new; " + std::to_string(DeliveriesInProgress()) +
+         " delivery(ies) in progress get up to " + std::to_string(drain.count()) + " ms to finish");
+    if (!WaitForConnections(Clock::now() + drain)) {
+      core_.shutdown.NoteDeadlinePassed();
+      core_.shutdown.BeginAbort();
+      (void)WaitForConnections(Clock::now() + kAbortGrace);
+    }
+  }
+  WRIT_RETURN_IF_ERROR(Stop());
+  return core_.shutdown.Summary();
 }
 
 }  // namespace

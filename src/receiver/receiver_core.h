@@ -15,6 +15,7 @@
 #include "receiver/notification_router.h"
 #include "receiver/reservation.h"
 #include "receiver/sender_auth.h"
+#include "receiver/shutdown_state.h"
 #include "receiver/window_pool.h"
 #include "store/store.h"
 #include "writ/receipt.h"
@@ -34,6 +35,7 @@ struct ReceiverCore {
   std::vector<uint8_t> fabric_address;        // sent in Hello
   std::optional<receipt::Identity> identity;  // signs every receipt
   SenderAuth auth;                            // --allow
+  ShutdownState shutdown;                     // Receiver::Shutdown: admission, drain, abort
 
   // A delivery id may be in progress on one connection at a time.
   bool ClaimId(const std::string& id) {

@@ -76,7 +76,8 @@ TEST(Names, RefuseReasons) {
       {RefuseReason::kUnsupported, "unsupported"},
       {RefuseReason::kInternal, "internal"},
       {RefuseReason::kValidation, "validation"},
-      {RefuseReason::kRetention, "retention"}};
+      {RefuseReason::kRetention, "retention"},
+      {RefuseReason::kShuttingDown, "shutting down"}};
   for (const auto& [reason, name] : table) {
     EXPECT_EQ(RefuseReasonName(reason), name);
     auto parsed = ParseRefuseReason(name);
@@ -86,8 +87,9 @@ TEST(Names, RefuseReasons) {
   // Wire values are fixed once shipped.
   EXPECT_EQ(static_cast<int>(RefuseReason::kInternal), 9);
   EXPECT_EQ(static_cast<int>(RefuseReason::kRetention), 11);
+  EXPECT_EQ(static_cast<int>(RefuseReason::kShuttingDown), 12);
   EXPECT_FALSE(IsKnown(static_cast<RefuseReason>(0)));
-  EXPECT_FALSE(IsKnown(static_cast<RefuseReason>(12)));
+  EXPECT_FALSE(IsKnown(static_cast<RefuseReason>(13)));
 }
 
 TEST(Names, MessageTypesFollowTheVariantOrder) {

@@ -29,6 +29,15 @@ store::RetainedDelivery HeldLike(const protocol::Announce& a) {
   return held;
 }
 
+TEST(AdmissionCheck, NothingIsAdmittedOnceShutdownHasBegun) {
+  const auto a = AnnounceOf("d-3");
+  EXPECT_FALSE(admission::NotShuttingDown(a, false));
+  const auto refusal = admission::NotShuttingDown(a, true);
+  ASSERT_TRUE(refusal);
+  EXPECT_EQ(refusal->reason, RefuseReason::kShuttingDown);
+  EXPECT_NE(refusal->detail.find("shutting down"), std::string::npos) << refusal->detail;
+}
+
 TEST(AdmissionCheck, OneDeliveryAtATimePerConnection) {
   const auto a = AnnounceOf("d-2");
   EXPECT_FALSE(admission::OneAtATime(a, nullptr));

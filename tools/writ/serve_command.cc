@@ -1,14 +1,18 @@
 // writ serve: run a receiver until SIGTERM / SIGINT.
 #include <signal.h>
 #include <sys/resource.h>
+#include <unistd.h>
 
 #include <chrono>
+#include <cstring>
+#include <functional>
 #include <iostream>
 #include <memory>
 #include <mutex>
 
 #include "command.h"
 #include "common/printable.h"
+#include "common/thread.h"
 #include "protocol/control_channel.h"
 #include "writ/receiver.h"
 
@@ -40,6 +44,7 @@ struct ServeFlags {
   std::string idle_timeout = "120s";
   std::string grant_unused_timeout = "30s";
   std::string window_wait_timeout = "20s";
+  std::string drain_timeout = "10s";
 };
 
 // "250ms", "10s", "2m"; a bare number is seconds.
@@ -117,6 +122,61 @@ Status StoreOptions(const ServeFlags& flags, ReceiverOptions& options) {
   return Status::Ok();
 }
 
+// What the operator sees once the receiver runs.
+void Greet(const Receiver& receiver, const ServeFlags& flags) {
+  std::cout << "writ: listening on " << receiver.listen_address() << " (provider "
+            << receiver.provider() << ")" << std::endl;
+  std::cerr << "writ: receipts are signed with key " << receiver.key_id() << " ("
+            << receiver.public_key_hex() << ")" << std::endl;
+  if (flags.allow.empty()) {
+    std::cerr
+        << "writ: no --allow: any sender is admitted (announces that are signed are still checked)"
+        << std::endl;
+  } else {
+    std::cerr << "writ: admitting only the " << receiver.allowed_senders() << " sender key(s) in "
+              << flags.allow << std::endl;
+  }
+  if (flags.data.empty()) {
+    std::cerr << "writ: no --data: only volatile retention is offered" << std::endl;
+  }
+}
+
+// "3 (a, b, c)": how many, and the first few ids.
+std::string Listed(const std::vector<std::string>& ids) {
+  constexpr size_t kShown = 16;
+  std::string out = std::to_string(ids.size());
+  for (size_t i = 0; i < ids.size() && i < kShown; ++i) out += (i == 0 ? " (" : ", ") + ids[i];
+  if (ids.size() > kShown) out += ", and " + std::to_string(ids.size() - kShown) + " more";
+  return ids.empty() ? out : out + ")";
+}
+
+// Waits for SIGTERM or SIGINT, then shuts the receiver down within `drain`. A second signal
+// ends the process at once: every receipted delivery is already in the store (its receipt
+// is sent only after its commit), and recovery removes what is not.
+int AwaitStop(Receiver& receiver, const sigset_t& stop_signals, std::chrono::milliseconds drain,
+              const std::function<void(const std::string&)>& log) {
+  int signal_number = 0;
+  sigwait(&stop_signals, &signal_number);
+  const char* name = sigabbrev_np(signal_number);
+  log((name != nullptr ? "SIG" + std::string(name) : "signal") +
+      ": shutting down within the drain timeout of " + std::to_string(drain.count()) +
+      " ms (a second signal exits at once)");
+  std::thread second;
+  Status watching = StartThread(second, "the second-signal watcher", [stop_signals, log] {
+    int again = 0;
+    sigwait(&stop_signals, &again);
+    log("second signal: exiting at once; deliveries in progress are abandoned (retained ones "
+        "are intact; the next start's recovery removes partial files)");
+    _exit(128 + again);
+  });
+  if (watching.ok()) second.detach();
+  auto summary = receiver.Shutdown(drain);
+  if (!summary.ok()) return ReportError(summary.status());
+  log("shut down: " + Listed(summary->drained) + " delivery(ies) finished while draining, " +
+      Listed(summary->aborted) + " aborted at the drain deadline");
+  return kExitOk;
+}
+
 int RunServe(const ServeFlags& flags) {
   auto host_port = protocol::ParseHostPort(flags.listen);
   if (!host_port.ok())
@@ -137,6 +197,8 @@ int RunServe(const ServeFlags& flags) {
   if (!max_delivery.ok()) return ReportError(max_delivery.status().Annotate("--max-delivery"));
   ReceiverOptions options;
   if (Status s = ApplyLiveness(flags, options); !s.ok()) return ReportError(s);
+  auto drain = ParseDuration(flags.drain_timeout);
+  if (!drain.ok()) return ReportError(drain.status().Annotate("--drain-timeout"));
 
   const sigset_t stop_signals = PrepareProcess();
   options.listen_host = host_port->first;
@@ -164,26 +226,8 @@ int RunServe(const ServeFlags& flags) {
   options.max_windows_per_sender = flags.max_windows_per_sender;
   auto receiver = Receiver::Start(options);
   if (!receiver.ok()) return ReportError(receiver.status());
-  std::cout << "writ: listening on " << (*receiver)->listen_address() << " (provider "
-            << (*receiver)->provider() << ")" << std::endl;
-  std::cerr << "writ: receipts are signed with key " << (*receiver)->key_id() << " ("
-            << (*receiver)->public_key_hex() << ")" << std::endl;
-  if (flags.allow.empty()) {
-    std::cerr
-        << "writ: no --allow: any sender is admitted (announces that are signed are still checked)"
-        << std::endl;
-  } else {
-    std::cerr << "writ: admitting only the " << (*receiver)->allowed_senders()
-              << " sender key(s) in " << flags.allow << std::endl;
-  }
-  if (flags.data.empty()) {
-    std::cerr << "writ: no --data: only volatile retention is offered" << std::endl;
-  }
-  int signal_number = 0;
-  sigwait(&stop_signals, &signal_number);
-  Status stopped = (*receiver)->Stop();
-  if (!stopped.ok()) return ReportError(stopped);
-  return kExitOk;
+  Greet(**receiver, flags);
+  return AwaitStop(**receiver, stop_signals, *drain, options.on_store_event);
 }
 
 void RegisterServe(CLI::App& app, CommandContext& ctx) {
@@ -259,6 +303,10 @@ void RegisterServe(CLI::App& app, CommandContext& ctx) {
       ->capture_default_str();
   cmd->add_option("--window-wait-timeout", flags->window_wait_timeout,
                   "a delivery that waits this long for a window is refused: no window available")
+      ->capture_default_str();
+  cmd->add_option("--drain-timeout", flags->drain_timeout,
+                  "on SIGTERM/SIGINT: how long deliveries in progress may take to finish before "
+                  "they are aborted (a second signal exits at once)")
       ->capture_default_str();
   cmd->callback([flags, &ctx] { ctx.exit_code = RunServe(*flags); });
 }

@@ -1,0 +1,58 @@
+// Where a receiver is in its shutdown (Receiver::Shutdown), shared by every connection:
+// running; draining (no new connections or deliveries, those in progress may finish);
+// aborting (the drain deadline passed: what remains is refused and ended).
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "writ/receiver.h"
+
+namespace writ::receiver {
+
+class ShutdownState {
+ public:
+  enum class Phase { kRunning, kDraining, kAborting };
+
+  // Both only move forward: a receiver aborting never drains again.
+  void BeginDrain(std::chrono::milliseconds drain) {
+    drain_ms_.store(drain.count());
+    Phase expected = Phase::kRunning;
+    phase_.compare_exchange_strong(expected, Phase::kDraining);
+  }
+  void BeginAbort() { phase_.store(Phase::kAborting); }
+  bool begun() const { return phase_.load() != Phase::kRunning; }
+  bool aborting() const { return phase_.load() == Phase::kAborting; }
+  int64_t drain_ms() const { return drain_ms_.load(); }
+
+  // A delivery that ended with its receipts while draining, and one ended by the abort.
+  void NoteDrained(const std::string& id) { Note(drained_, id); }
+  void NoteAborted(const std::string& id) { Note(aborted_, id); }
+  ShutdownSummary Summary() const {
+    std::lock_guard lock(mu_);
+    return ShutdownSummary{drained_, aborted_, deadline_passed_};
+  }
+  void NoteDeadlinePassed() {
+    std::lock_guard lock(mu_);
+    deadline_passed_ = true;
+  }
+
+ private:
+  void Note(std::vector<std::string>& list, const std::string& id) {
+    if (!begun()) return;
+    std::lock_guard lock(mu_);
+    list.push_back(id);
+  }
+
+  std::atomic<Phase> phase_{Phase::kRunning};
+  std::atomic<int64_t> drain_ms_{0};
+  mutable std::mutex mu_;
+  std::vector<std::string> drained_;
+  std::vector<std::string> aborted_;
+  bool deadline_passed_ = false;
+};
+
+}  // namespace writ::receiver
