@@ -16,12 +16,12 @@
 #include <chrono>
 #include <condition_variable>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <span>
 #include <string>
 #include <vector>
 
+#include "common/mutex.h"
 #include "fabric/completion_level.h"
 #include "fabric/event_fd.h"
 #include "fabric/fid.h"
@@ -149,7 +149,7 @@ class FabricNode {
   EventFd endpoints_changed_;    // raised whenever an endpoint is opened
   std::vector<fid*> wait_fids_;  // scratch for fi_trywait
 
-  mutable std::mutex mu_;
+  mutable Mutex mu_;
   std::condition_variable connected_cv_;
   bool closed_ = false;
 };

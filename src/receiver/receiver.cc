@@ -6,9 +6,9 @@
 #include <atomic>
 #include <cstdlib>
 #include <list>
-#include <mutex>
 #include <thread>
 
+#include "common/mutex.h"
 #include "common/thread.h"
 #include "fabric/progress_loop.h"
 #include "protocol/control_channel.h"
@@ -65,7 +65,7 @@ class ReceiverImpl : public Receiver {
   std::thread accept_thread_;
   std::atomic<bool> stopping_{false};
   std::atomic<uint64_t> target_errors_{0};
-  std::mutex conns_mu_;
+  Mutex conns_mu_;
   struct Running {
     std::unique_ptr<receiver::Connection> connection;
     std::thread thread;
@@ -188,14 +188,14 @@ void ReceiverImpl::AcceptLoop() {
     auto channel = listener_->Accept(200ms);
     ReapFinished();
     if (!channel.ok()) continue;
-    std::lock_guard lock(conns_mu_);
+    MutexLock lock(conns_mu_);
     if (stopping_.load()) break;
     Admit(std::move(channel).value());
   }
 }
 
 void ReceiverImpl::ReapFinished() {
-  std::lock_guard lock(conns_mu_);
+  MutexLock lock(conns_mu_);
   for (auto it = conns_.begin(); it != conns_.end();) {
     if (it->connection->finished()) {
       it->thread.join();
@@ -273,7 +273,7 @@ Status ReceiverImpl::Stop() {
   stopping_.store(true);
   if (accept_thread_.joinable()) accept_thread_.join();
   {
-    std::lock_guard lock(conns_mu_);
+    MutexLock lock(conns_mu_);
     for (auto& running : conns_) running.connection->Shutdown();
     for (auto& running : conns_) {
       if (running.thread.joinable()) running.thread.join();

@@ -11,10 +11,10 @@
 #include <cstdint>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <vector>
 
+#include "common/mutex.h"
 #include "writ/status.h"
 
 namespace writ::receiver {
@@ -57,7 +57,7 @@ class WindowPool {
   uint64_t mapped_;
   uint64_t window_bytes_;
   size_t total_;
-  std::mutex mu_;
+  Mutex mu_;
   std::vector<uint32_t> free_;
   struct Slot {
     uint64_t owner = 0;  // the delivery that last held it

@@ -288,7 +288,7 @@ Result<std::unique_ptr<Index>> Index::Open(const std::string& path, Env* env, bo
     index->has_sender_ = index->HasColumn("sender");
     return index;
   }
-  std::lock_guard lock(index->mu_);
+  MutexLock lock(index->mu_);
   WRIT_RETURN_IF_ERROR(index->CreateSchema());
   return index;
 }
@@ -338,7 +338,7 @@ bool Index::HasColumn(const char* column) {
 
 Index::~Index() {
   if (db_ != nullptr) {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     sqlite3_close_v2(db_);
     db_ = nullptr;
   }
@@ -446,7 +446,7 @@ std::string ReceiptsJson(const std::vector<std::string>& receipts) {
 }  // namespace
 
 Result<std::optional<IndexRow>> Index::Get(const std::string& id) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   Stmt st(db_, (SelectRows(has_sender_) + " WHERE id = ?1").c_str());
   if (st.prepared() != SQLITE_OK) return Fail("select", st.prepared());
   st.Text(1, id);
@@ -459,7 +459,7 @@ Result<std::optional<IndexRow>> Index::Get(const std::string& id) {
 }
 
 Result<std::vector<IndexRow>> Index::All() {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   Stmt st(db_, (SelectRows(has_sender_) + " ORDER BY committed_at, id").c_str());
   if (st.prepared() != SQLITE_OK) return Fail("select", st.prepared());
   std::vector<IndexRow> rows;
@@ -506,7 +506,7 @@ Status Index::Transaction(IndexSync mode, IndexCommit* commit,
 
 Status Index::Insert(const IndexRow& row, IndexSync mode, IndexCommit* commit,
                      std::string* replaced_location) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   return Transaction(mode, commit, [&]() -> Status {
     {
       Stmt st(db_, "SELECT state, location FROM deliveries WHERE id = ?1");
@@ -546,7 +546,7 @@ Status Index::Insert(const IndexRow& row, IndexSync mode, IndexCommit* commit,
 
 Status Index::AppendReceipt(const std::string& id, const std::string& receipt_json, IndexSync mode,
                             IndexCommit* commit) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   return Transaction(mode, commit, [&]() -> Status {
     std::vector<std::string> receipts;
     {
@@ -573,7 +573,7 @@ Status Index::AppendReceipt(const std::string& id, const std::string& receipt_js
 
 Status Index::Delete(const std::vector<std::string>& ids, IndexSync mode, IndexCommit* commit) {
   if (ids.empty()) return Status::Ok();
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   return Transaction(mode, commit, [&]() -> Status {
     for (const auto& id : ids) {
       Stmt st(db_, "DELETE FROM deliveries WHERE id = ?1");

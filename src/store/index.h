@@ -24,11 +24,11 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "common/mutex.h"
 #include "store/env.h"
 #include "writ/status.h"
 #include "writ/types.h"
@@ -113,7 +113,7 @@ class Index {
   sqlite3* db_ = nullptr;
   struct Shim;
   std::unique_ptr<Shim> shim_;
-  mutable std::mutex mu_;
+  mutable Mutex mu_;
   IndexCommit* recording_ = nullptr;  // the commit whose syncs are being recorded
   std::atomic<uint64_t> sync_failures_{0};
   bool has_sender_ = false;  // the index has the sender column (older ones do not)

@@ -10,9 +10,9 @@
 #include <condition_variable>
 #include <cstdint>
 #include <memory>
-#include <mutex>
 #include <thread>
 
+#include "common/mutex.h"
 #include "writ/status.h"
 
 namespace writ::store {
@@ -41,7 +41,7 @@ class Scrubber {
 
   DurableStore& store_;
   const uint64_t rate_;
-  std::mutex mu_;
+  Mutex mu_;
   std::condition_variable cv_;
   bool stop_ = false;
   std::chrono::steady_clock::time_point start_;

@@ -17,10 +17,10 @@
 #include <condition_variable>
 #include <functional>
 #include <map>
-#include <mutex>
 #include <thread>
 #include <vector>
 
+#include "common/mutex.h"
 #include "store/env.h"
 #include "store/store.h"
 
@@ -108,7 +108,7 @@ class VolatileStore : public Store {
   std::string dir_;
   uint64_t capacity_;
   Env* env_;
-  std::mutex mu_;
+  Mutex mu_;
   uint64_t reserved_ = 0;
   std::map<std::string, Entry> entries_;
 };
