@@ -86,6 +86,7 @@ Result<std::unique_ptr<FabricNode>> FabricNode::Open(const NodeOptions& options)
 
 Status FabricNode::OpenCore() {
   fi_info* info = const_cast<fi_info*>(provider_.info());
+  MutexLock lock(mu_);  // not shared yet: held for the analysis's sake
   core_ = std::make_shared<DomainCore>();
   int rc = fi_fabric(info->fabric_attr, core_->fabric.out(), nullptr);
   if (rc != 0) return FabricStatus(rc, "fi_fabric");
@@ -116,7 +117,6 @@ Status FabricNode::OpenCore() {
     av_attr.type = FI_AV_TABLE;
     rc = fi_av_open(core_->domain.get(), &av_attr, av_.out(), nullptr);
     if (rc != 0) return FabricStatus(rc, "fi_av_open");
-    MutexLock lock(mu_);
     auto ep = CreateEndpoint(info);
     if (!ep.ok()) return ep.status();
     (*ep)->connected = true;

@@ -33,7 +33,7 @@ class Inbox {
   explicit Inbox(int fd) : event_fd_(fd) {}
   int event_fd_;
   Mutex mu_;
-  std::vector<uint32_t> values_;
+  std::vector<uint32_t> values_ GUARDED_BY(mu_);
 };
 
 class NotificationRouter {
@@ -49,8 +49,8 @@ class NotificationRouter {
 
  private:
   Mutex mu_;
-  std::vector<std::shared_ptr<Inbox>> by_tag_;  // index = tag; slot 0 unused
-  std::deque<uint16_t> free_;
+  std::vector<std::shared_ptr<Inbox>> by_tag_ GUARDED_BY(mu_);  // index = tag; slot 0 unused
+  std::deque<uint16_t> free_ GUARDED_BY(mu_);
   std::atomic<uint64_t> unrouted_{0};
 };
 

@@ -53,10 +53,10 @@ class ReceiverImpl : public Receiver {
  private:
   void AcceptLoop();
   void ReapFinished();
-  // Runs `channel` on its own thread, or refuses it naming the limit (under conns_mu_).
-  void Admit(protocol::ControlChannel channel);
+  // Runs `channel` on its own thread, or refuses it naming the limit.
+  void Admit(protocol::ControlChannel channel) REQUIRES(conns_mu_);
   // Closes the connection idle longest to make room; false when every one is busy.
-  bool EvictIdlest();
+  bool EvictIdlest() REQUIRES(conns_mu_);
   void OnRecord(const fabric::WorkCompletion& record);
 
   receiver::ReceiverCore core_;
@@ -72,7 +72,7 @@ class ReceiverImpl : public Receiver {
     std::string address;   // the peer's host: the per-address limit counts it
     bool evicted = false;  // closed to make room, its thread still ending
   };
-  std::list<Running> conns_;
+  std::list<Running> conns_ GUARDED_BY(conns_mu_);
   bool stopped_ = false;
 };
 

@@ -74,9 +74,12 @@ struct ReceiverCore {
   }
 
   std::atomic<uint64_t> next_delivery_serial{1};  // InboundDelivery::serial
+
+ private:
   Mutex ids_mu;
-  std::set<std::string> active_ids;
-  std::map<std::string, std::array<uint32_t, 3>> usage;  // sender -> count per Usage
+  std::set<std::string> active_ids GUARDED_BY(ids_mu);
+  // sender -> count per Usage
+  std::map<std::string, std::array<uint32_t, 3>> usage GUARDED_BY(ids_mu);
 };
 
 // A delivery admitted: its claimed id and its place in its sender's limit of deliveries,

@@ -56,7 +56,7 @@ class SenderAuth {
 
   struct ReplayCache {
     mutable Mutex mu;
-    ReplaySet seen;  // key id + nonce, until the announce is stale
+    ReplaySet seen GUARDED_BY(mu);  // key id + nonce, until the announce is stale
   };
   std::optional<std::set<receipt::PublicKey>> allowed_;
   std::unique_ptr<ReplayCache> replay_;

@@ -58,13 +58,13 @@ class WindowPool {
   uint64_t window_bytes_;
   size_t total_;
   Mutex mu_;
-  std::vector<uint32_t> free_;
+  std::vector<uint32_t> free_ GUARDED_BY(mu_);
   struct Slot {
     uint64_t owner = 0;  // the delivery that last held it
     uint64_t dirty = 0;  // bytes from its start that grants exposed since it was cleared
   };
-  std::vector<Slot> slots_;      // under mu_
-  std::map<int, bool> waiters_;  // eventfd -> it holds no window (it goes first)
+  std::vector<Slot> slots_ GUARDED_BY(mu_);
+  std::map<int, bool> waiters_ GUARDED_BY(mu_);  // eventfd -> it holds no window (it goes first)
 };
 
 }  // namespace writ::receiver

@@ -143,8 +143,8 @@ class DurableStore : public Store {
   std::atomic<uint64_t> next_seq_{1};
   mutable Mutex mu_;
   Mutex quarantine_mu_;  // one quarantine at a time (scrub and answers may race)
-  std::optional<std::string> sticky_;
-  uint64_t in_flight_bytes_ = 0;
+  std::optional<std::string> sticky_ GUARDED_BY(mu_);
+  uint64_t in_flight_bytes_ GUARDED_BY(mu_) = 0;
   std::unique_ptr<DirLock> lock_;
   std::unique_ptr<Scrubber> scrubber_;  // last: stopped first
 };

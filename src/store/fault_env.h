@@ -58,9 +58,9 @@ class FaultInjectionEnv : public EnvWrapper {
 
   std::vector<Fault> faults_;
   mutable Mutex mu_;
-  bool armed_ = false;
-  std::map<std::string, uint64_t> counts_;
-  uint64_t injected_ = 0;
+  bool armed_ GUARDED_BY(mu_) = false;
+  std::map<std::string, uint64_t> counts_ GUARDED_BY(mu_);
+  uint64_t injected_ GUARDED_BY(mu_) = 0;
   std::function<void(const std::string&)> on_inject_;
 };
 

@@ -31,14 +31,15 @@ Scrubber::~Scrubber() {
 
 bool Scrubber::Idle(int64_t ms) {
   MutexLock lock(mu_);
-  return !lock.WaitFor(cv_, std::chrono::milliseconds(ms), [this] { return stop_; });
+  return !lock.WaitFor(cv_, std::chrono::milliseconds(ms),
+                       [this]() REQUIRES(mu_) { return stop_; });
 }
 
 bool Scrubber::Pace(uint64_t bytes) {
   paced_ += bytes;
   const auto due = start_ + std::chrono::microseconds(paced_ * 1000000 / rate_);
   MutexLock lock(mu_);
-  return !lock.WaitUntil(cv_, due, [this] { return stop_; });
+  return !lock.WaitUntil(cv_, due, [this]() REQUIRES(mu_) { return stop_; });
 }
 
 void Scrubber::Run() {

@@ -43,7 +43,7 @@ class Scrubber {
   const uint64_t rate_;
   Mutex mu_;
   std::condition_variable cv_;
-  bool stop_ = false;
+  bool stop_ GUARDED_BY(mu_) = false;
   std::chrono::steady_clock::time_point start_;
   uint64_t paced_ = 0;
   std::thread thread_;

@@ -307,8 +307,9 @@ void VolatileStore::FillReserve() {
           on_event_(line);
         }
       }
-      lock.Wait(reserve_cv_,
-                [&] { return stopping_ || (ready_.size() < reserve_extents_ && writers_ == 0); });
+      lock.Wait(reserve_cv_, [&]() REQUIRES(mu_) {
+        return stopping_ || (ready_.size() < reserve_extents_ && writers_ == 0);
+      });
       if (stopping_) return;
       if (full) {
         full = false;
@@ -332,7 +333,8 @@ void VolatileStore::FillReserve() {
       if (fd.ok()) (void)env_->Close(*fd);
       if (on_event_) on_event_("volatile reserve: cannot fill it: " + s.ToString());
       MutexLock lock(mu_);
-      lock.WaitFor(reserve_cv_, std::chrono::seconds(10), [&] { return stopping_; });
+      lock.WaitFor(reserve_cv_, std::chrono::seconds(10),
+                   [&]() REQUIRES(mu_) { return stopping_; });
       if (stopping_) return;
       continue;
     }

@@ -15,7 +15,6 @@ namespace writ::cli {
 namespace {
 
 constexpr uint64_t kChunk = 8ull << 20;
-constexpr uint64_t kBytes = 3 * kChunk;  // 25,165,824
 
 // RC-233's three distinct 8 MiB chunks, in an unlinked-on-exit temporary file.
 Result<std::string> WriteRc233(std::string& dir) {
