@@ -61,7 +61,7 @@ class FaultInjectionEnv : public EnvWrapper {
   bool armed_ GUARDED_BY(mu_) = false;
   std::map<std::string, uint64_t> counts_ GUARDED_BY(mu_);
   uint64_t injected_ GUARDED_BY(mu_) = 0;
-  std::function<void(const std::string&)> on_inject_;
+  std::function<void(const std::string&)> on_inject_ GUARDED_BY(mu_);
 };
 
 }  // namespace writ::store
