@@ -76,7 +76,8 @@ int RunDemo(bool json, const std::string& provider) {
 void RegisterDemo(CLI::App& app, CommandContext& ctx) {
   auto json = std::make_shared<bool>(false);
   auto provider = std::make_shared<std::string>();
-  CLI::App* cmd = app.add_subcommand("demo", "RC-233 end to end on loopback with an embedded receiver");
+  CLI::App* cmd =
+      app.add_subcommand("demo", "RC-233 end to end on loopback with an embedded receiver");
   cmd->add_flag("--json", *json, "print one JSON document");
   cmd->add_option("--provider", *provider, "libfabric provider; default: best available");
   cmd->callback([json, provider, &ctx] { ctx.exit_code = RunDemo(*json, *provider); });
