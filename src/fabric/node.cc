@@ -86,6 +86,7 @@ Result<std::unique_ptr<FabricNode>> FabricNode::Open(const NodeOptions& options)
 
 Status FabricNode::OpenCore() {
   fi_info* info = const_cast<fi_info*>(provider_.info());
+  MutexLock lock(mu_);  // not shared yet: held for the analysis's sake
   core_ = std::make_shared<DomainCore>();
   WRIT_ASSIGN_OR_RETURN(const LibfabricApi* api, Libfabric());
   int rc = api->fabric(info->fabric_attr, core_->fabric.out(), nullptr);
@@ -117,7 +118,6 @@ Status FabricNode::OpenCore() {
     av_attr.type = FI_AV_TABLE;
     rc = fi_av_open(core_->domain.get(), &av_attr, av_.out(), nullptr);
     if (rc != 0) return FabricStatus(rc, "fi_av_open");
-    std::lock_guard lock(mu_);
     auto ep = CreateEndpoint(info);
     if (!ep.ok()) return ep.status();
     (*ep)->connected = true;
@@ -201,7 +201,7 @@ Status FabricNode::PostReceives(Endpoint& ep) {
 }
 
 Status FabricNode::Close() {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   if (closed_) return Status::Ok();
   closed_ = true;
   CloseCollector closes;
@@ -221,7 +221,7 @@ Status FabricNode::Close() {
 }
 
 Result<std::vector<uint8_t>> FabricNode::LocalAddress() {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   fid_t fid = nullptr;
   if (pep_) {
     fid = pep_.fid();
@@ -315,7 +315,7 @@ Status FabricNode::ProcessEventsLocked() {
 Result<Peer> FabricNode::Accept(std::chrono::milliseconds timeout) {
   if (!pep_) return Status::InvalidArgument("Accept needs a MSG target node");
   const auto deadline = Clock::now() + timeout;
-  std::unique_lock lock(mu_);
+  MutexLock lock(mu_);
   for (;;) {
     WRIT_RETURN_IF_ERROR(ProcessEventsLocked());
     for (auto& ep : endpoints_) {
@@ -326,7 +326,7 @@ Result<Peer> FabricNode::Accept(std::chrono::milliseconds timeout) {
     }
     if (Clock::now() >= deadline) return Status::Timeout("no connection within the timeout");
     // Events arrive through fi_eq_read only; check again shortly.
-    connected_cv_.wait_for(lock, std::chrono::milliseconds(1));
+    lock.WaitFor(connected_cv_, std::chrono::milliseconds(1));
   }
 }
 
@@ -334,7 +334,7 @@ Result<Peer> FabricNode::Connect(std::chrono::milliseconds timeout) {
   if (kind() != EndpointKind::kMsg || pep_) {
     return Status::InvalidArgument("Connect needs a MSG initiator node");
   }
-  std::unique_lock lock(mu_);
+  MutexLock lock(mu_);
   fi_info* info = const_cast<fi_info*>(provider_.info());
   WRIT_ASSIGN_OR_RETURN(Endpoint * ep, CreateEndpoint(info));
   const int rc = fi_connect(ep->ep.get(), info->dest_addr, nullptr, 0);
@@ -346,7 +346,7 @@ Result<Peer> FabricNode::Connect(std::chrono::milliseconds timeout) {
     if (ep->connect_error) return *ep->connect_error;
     if (ep->shut_down) return Status::Transport("connection shut down while connecting");
     if (Clock::now() >= deadline) return Status::Timeout("connect: no answer within the timeout");
-    connected_cv_.wait_for(lock, std::chrono::milliseconds(1));
+    lock.WaitFor(connected_cv_, std::chrono::milliseconds(1));
   }
 }
 
@@ -364,7 +364,7 @@ Result<Peer> FabricNode::AddPeer(std::span<const uint8_t> address) {
                                    " bytes is shorter than the provider's " +
                                    std::to_string(info->src_addrlen));
   }
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   fi_addr_t fi_addr = FI_ADDR_UNSPEC;
   const int rc = fi_av_insert(av_.get(), address.data(), 1, &fi_addr, 0, nullptr);
   if (rc != 1) return FabricStatus(rc < 0 ? rc : -FI_EADDRNOTAVAIL, "fi_av_insert");
@@ -373,7 +373,7 @@ Result<Peer> FabricNode::AddPeer(std::span<const uint8_t> address) {
 
 Status FabricNode::RemovePeer(const Peer& peer) {
   if (!av_) return Status::InvalidArgument("RemovePeer needs an RDM node");
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   fi_addr_t address = peer.address;
   const int rc = fi_av_remove(av_.get(), &address, 1, 0);
   if (rc != 0) return FabricStatus(rc, "fi_av_remove");
@@ -386,7 +386,7 @@ Result<MemoryRegion> FabricNode::Register(void* buffer, size_t length, Access ac
   }
   std::shared_ptr<DomainCore> core;
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     if (!core_) return Status::InvalidArgument("fabric node is closed");
     core = core_;
   }
@@ -423,7 +423,7 @@ Result<PostedWrite> FabricNode::PostWrite(const WriteRequest& request) {
       request.length > request.local->length() - request.local_offset) {
     return Status::InvalidArgument("write source range lies outside its registered region");
   }
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   Endpoint* ep = FindLocked(request.peer.endpoint);
   if (ep == nullptr) return Status::InvalidArgument("write to an unknown endpoint");
   const auto deadline = Clock::now() + options_.eagain_timeout;
@@ -484,7 +484,7 @@ Status FabricNode::ProgressLocked() {
 
 Result<bool> FabricNode::PrepareWait(std::vector<pollfd>& fds) {
   fds.clear();
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   if (!wait_objects_ || closed_ || !backlog_.empty()) return false;
   // Drained under the lock endpoints are opened under: an endpoint opened after this
   // raises it again and so wakes the caller, which then waits on the new set.
@@ -513,7 +513,7 @@ Result<bool> FabricNode::PrepareWait(std::vector<pollfd>& fds) {
 }
 
 Result<size_t> FabricNode::Poll(std::vector<WorkCompletion>& out, size_t max) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   const size_t before = out.size();
   WRIT_RETURN_IF_ERROR(ProcessEventsLocked());
   const size_t from_backlog = std::min(max, backlog_.size());
@@ -618,14 +618,14 @@ void FabricNode::FailShutDownLocked(Endpoint& ep, std::vector<WorkCompletion>& o
 }
 
 size_t FabricNode::outstanding() const {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   size_t total = 0;
   for (const auto& ep : endpoints_) total += ep ? ep->requests.in_flight() : 0;
   return total;
 }
 
 size_t FabricNode::live_endpoints() const {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   return static_cast<size_t>(std::count_if(endpoints_.begin(), endpoints_.end(),
                                            [](const auto& ep) { return ep != nullptr; }));
 }

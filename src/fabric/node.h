@@ -16,12 +16,12 @@
 #include <chrono>
 #include <condition_variable>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <span>
 #include <string>
 #include <vector>
 
+#include "common/mutex.h"
 #include "fabric/completion_level.h"
 #include "fabric/event_fd.h"
 #include "fabric/fabric_port.h"
@@ -92,33 +92,34 @@ class FabricNode final : public FabricPort {
 
   explicit FabricNode(NodeOptions options, ProviderInfo provider);
   Status OpenCore();
-  Result<Endpoint*> CreateEndpoint(fi_info* info);
-  Result<std::unique_ptr<Endpoint>> OpenEndpoint(fi_info* info);
+  Result<Endpoint*> CreateEndpoint(fi_info* info) REQUIRES(mu_);
+  Result<std::unique_ptr<Endpoint>> OpenEndpoint(fi_info* info) REQUIRES(mu_);
   Status PostReceives(Endpoint& ep);
-  Status ProcessEventsLocked();
-  Status HandleEvent(uint32_t event, const fi_eq_cm_entry& entry);
-  Status PollEndpointLocked(Endpoint& ep, std::vector<WorkCompletion>& out, size_t max);
-  void FailShutDownLocked(Endpoint& ep, std::vector<WorkCompletion>& out);
-  Status ProgressLocked();
-  Endpoint* FindLocked(EndpointId id);
+  Status ProcessEventsLocked() REQUIRES(mu_);
+  Status HandleEvent(uint32_t event, const fi_eq_cm_entry& entry) REQUIRES(mu_);
+  Status PollEndpointLocked(Endpoint& ep, std::vector<WorkCompletion>& out, size_t max)
+      REQUIRES(mu_);
+  void FailShutDownLocked(Endpoint& ep, std::vector<WorkCompletion>& out) REQUIRES(mu_);
+  Status ProgressLocked() REQUIRES(mu_);
+  Endpoint* FindLocked(EndpointId id) REQUIRES(mu_);
 
   NodeOptions options_;
   ProviderInfo provider_;
-  std::shared_ptr<DomainCore> core_;
+  std::shared_ptr<DomainCore> core_ GUARDED_BY(mu_);
   Fid<fid_eq> eq_;
   Fid<fid_av> av_;
   Fid<fid_pep> pep_;
-  std::vector<std::unique_ptr<Endpoint>> endpoints_;
+  std::vector<std::unique_ptr<Endpoint>> endpoints_ GUARDED_BY(mu_);
   // Records read while progressing inside PostWrite, handed out by the next Poll.
-  std::vector<WorkCompletion> backlog_;
+  std::vector<WorkCompletion> backlog_ GUARDED_BY(mu_);
   bool wait_objects_ = false;
-  int eq_wait_fd_ = -1;          // owned by eq_
-  EventFd endpoints_changed_;    // raised whenever an endpoint is opened
-  std::vector<fid*> wait_fids_;  // scratch for fi_trywait
+  int eq_wait_fd_ = -1;                          // owned by eq_
+  EventFd endpoints_changed_;                    // raised whenever an endpoint is opened
+  std::vector<fid*> wait_fids_ GUARDED_BY(mu_);  // scratch for fi_trywait
 
-  mutable std::mutex mu_;
+  mutable Mutex mu_;
   std::condition_variable connected_cv_;
-  bool closed_ = false;
+  bool closed_ GUARDED_BY(mu_) = false;
 };
 
 }  // namespace writ::fabric

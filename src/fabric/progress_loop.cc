@@ -27,7 +27,7 @@ ProgressLoop::~ProgressLoop() { Stop(); }
 
 void ProgressLoop::Wake() {
   {
-    std::lock_guard lock(wake_mu_);
+    MutexLock lock(wake_mu_);
     woken_.store(true, std::memory_order_relaxed);
   }
   wake_cv_.notify_one();
@@ -36,7 +36,7 @@ void ProgressLoop::Wake() {
 
 void ProgressLoop::Stop() {
   {
-    std::lock_guard lock(wake_mu_);
+    MutexLock lock(wake_mu_);
     stop_.store(true, std::memory_order_relaxed);
   }
   wake_cv_.notify_one();
@@ -84,8 +84,8 @@ void ProgressLoop::Run() {
     } else if (std::chrono::steady_clock::now() - last_record < kQuietAfter) {
       std::this_thread::sleep_for(std::chrono::microseconds(50));
     } else {
-      std::unique_lock lock(wake_mu_);
-      wake_cv_.wait_for(lock, std::chrono::milliseconds(1), [this] {
+      MutexLock lock(wake_mu_);
+      lock.WaitFor(wake_cv_, std::chrono::milliseconds(1), [this] {
         return woken_.load(std::memory_order_relaxed) || stop_.load(std::memory_order_relaxed);
       });
     }

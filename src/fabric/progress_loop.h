@@ -9,9 +9,9 @@
 #include <atomic>
 #include <condition_variable>
 #include <functional>
-#include <mutex>
 #include <thread>
 
+#include "common/mutex.h"
 #include "fabric/event_fd.h"
 #include "fabric/fabric_port.h"
 
@@ -42,7 +42,7 @@ class ProgressLoop {
   FailureHandler on_failure_;
   std::atomic<bool> stop_{false};
   std::atomic<bool> woken_{false};
-  std::mutex wake_mu_;
+  Mutex wake_mu_;
   std::condition_variable wake_cv_;
   EventFd wake_fd_;  // raised by Wake and Stop for a loop blocked in poll()
   std::thread thread_;

@@ -10,7 +10,8 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
-#include <mutex>
+
+#include "common/mutex.h"
 
 namespace writ::receipt {
 
@@ -18,8 +19,8 @@ struct Identity::Key {
   EVP_PKEY* pkey = nullptr;
   // A signing context initialised once and copied for each signature: initialising one
   // (OpenSSL 3 fetches the algorithm each time) cost 25 us of a 90 us signature here.
-  std::mutex template_mu;
-  EVP_MD_CTX* sign_template = nullptr;  // under template_mu, made on first use
+  Mutex template_mu;
+  EVP_MD_CTX* sign_template GUARDED_BY(template_mu) = nullptr;  // made on first use
   ~Key() {
     EVP_MD_CTX_free(sign_template);
     EVP_PKEY_free(pkey);
@@ -159,7 +160,7 @@ Result<Signature> Identity::Sign(std::span<const uint8_t> message) const {
   std::unique_ptr<EVP_MD_CTX, CtxDeleter> ctx(EVP_MD_CTX_new());
   if (!ctx) return Status::Internal("EVP_MD_CTX_new failed");
   {
-    std::lock_guard lock(key_->template_mu);
+    MutexLock lock(key_->template_mu);
     if (key_->sign_template == nullptr) {
       std::unique_ptr<EVP_MD_CTX, CtxDeleter> made(EVP_MD_CTX_new());
       if (!made || EVP_DigestSignInit(made.get(), nullptr, nullptr, nullptr, key_->pkey) != 1) {

@@ -17,7 +17,7 @@ Inbox::~Inbox() { close(event_fd_); }
 
 void Inbox::Push(uint32_t value) {
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     values_.push_back(value);
   }
   const uint64_t one = 1;
@@ -27,7 +27,7 @@ void Inbox::Push(uint32_t value) {
 void Inbox::Drain(std::vector<uint32_t>& out) {
   uint64_t counter = 0;
   (void)!read(event_fd_, &counter, sizeof counter);
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   out.insert(out.end(), values_.begin(), values_.end());
   values_.clear();
 }
@@ -37,7 +37,7 @@ NotificationRouter::NotificationRouter() : by_tag_(65536) {
 }
 
 std::optional<uint16_t> NotificationRouter::Bind(std::shared_ptr<Inbox> inbox) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   if (free_.empty()) return std::nullopt;
   const uint16_t tag = free_.back();
   free_.pop_back();
@@ -46,7 +46,7 @@ std::optional<uint16_t> NotificationRouter::Bind(std::shared_ptr<Inbox> inbox) {
 }
 
 void NotificationRouter::Unbind(uint16_t tag) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   if (tag == 0 || !by_tag_[tag]) return;
   by_tag_[tag].reset();
   // Reuse the oldest-freed tag last, so a late notification is unlikely to hit a new window.
@@ -56,7 +56,7 @@ void NotificationRouter::Unbind(uint16_t tag) {
 void NotificationRouter::Route(uint32_t value) {
   std::shared_ptr<Inbox> inbox;
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     inbox = by_tag_[value >> 16];
   }
   if (inbox) {

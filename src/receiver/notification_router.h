@@ -7,10 +7,10 @@
 #include <cstdint>
 #include <deque>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <vector>
 
+#include "common/mutex.h"
 #include "writ/status.h"
 
 namespace writ::receiver {
@@ -32,8 +32,8 @@ class Inbox {
  private:
   explicit Inbox(int fd) : event_fd_(fd) {}
   int event_fd_;
-  std::mutex mu_;
-  std::vector<uint32_t> values_;
+  Mutex mu_;
+  std::vector<uint32_t> values_ GUARDED_BY(mu_);
 };
 
 class NotificationRouter {
@@ -48,9 +48,9 @@ class NotificationRouter {
   uint64_t unrouted() const { return unrouted_.load(); }
 
  private:
-  std::mutex mu_;
-  std::vector<std::shared_ptr<Inbox>> by_tag_;  // index = tag; slot 0 unused
-  std::deque<uint16_t> free_;
+  Mutex mu_;
+  std::vector<std::shared_ptr<Inbox>> by_tag_ GUARDED_BY(mu_);  // index = tag; slot 0 unused
+  std::deque<uint16_t> free_ GUARDED_BY(mu_);
   std::atomic<uint64_t> unrouted_{0};
 };
 

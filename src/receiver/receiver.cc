@@ -7,9 +7,9 @@
 #include <atomic>
 #include <cstdlib>
 #include <list>
-#include <mutex>
 #include <thread>
 
+#include "common/mutex.h"
 #include "common/thread.h"
 #include "fabric/progress_loop.h"
 #include "protocol/control_channel.h"
@@ -65,10 +65,10 @@ class ReceiverImpl : public Receiver {
   }
   void AcceptLoop();
   void ReapFinished();
-  // Runs `channel` on its own thread, or refuses it naming the limit (under conns_mu_).
-  void Admit(protocol::ControlChannel channel);
+  // Runs `channel` on its own thread, or refuses it naming the limit.
+  void Admit(protocol::ControlChannel channel) REQUIRES(conns_mu_);
   // Closes the connection idle longest to make room; false when every one is busy.
-  bool EvictIdlest();
+  bool EvictIdlest() REQUIRES(conns_mu_);
   void OnRecord(const fabric::WorkCompletion& record);
 
   fabric::FabricOpener open_fabric_;
@@ -78,14 +78,14 @@ class ReceiverImpl : public Receiver {
   std::thread accept_thread_;
   std::atomic<bool> stopping_{false};
   std::atomic<uint64_t> target_errors_{0};
-  std::mutex conns_mu_;
+  Mutex conns_mu_;
   struct Running {
     std::unique_ptr<receiver::Connection> connection;
     std::thread thread;
     std::string address;   // the peer's host: the per-address limit counts it
     bool evicted = false;  // closed to make room, its thread still ending
   };
-  std::list<Running> conns_;
+  std::list<Running> conns_ GUARDED_BY(conns_mu_);
   bool stopped_ = false;
 };
 
@@ -201,14 +201,14 @@ void ReceiverImpl::AcceptLoop() {
     auto channel = listener_->Accept(200ms);
     ReapFinished();
     if (!channel.ok()) continue;
-    std::lock_guard lock(conns_mu_);
+    MutexLock lock(conns_mu_);
     if (stopping_.load()) break;
     Admit(std::move(channel).value());
   }
 }
 
 void ReceiverImpl::ReapFinished() {
-  std::lock_guard lock(conns_mu_);
+  MutexLock lock(conns_mu_);
   for (auto it = conns_.begin(); it != conns_.end();) {
     if (it->connection->finished()) {
       it->thread.join();
@@ -293,7 +293,7 @@ Status ReceiverImpl::Stop() {
   stopping_.store(true);
   if (accept_thread_.joinable()) accept_thread_.join();
   {
-    std::lock_guard lock(conns_mu_);
+    MutexLock lock(conns_mu_);
     for (auto& running : conns_) running.connection->Shutdown();
     for (auto& running : conns_) {
       if (running.thread.joinable()) running.thread.join();

@@ -5,10 +5,10 @@
 #include <atomic>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <set>
 #include <string>
 
+#include "common/mutex.h"
 #include "fabric/fabric_port.h"
 #include "fabric/progress_loop.h"
 #include "receipt/identity.h"
@@ -39,11 +39,11 @@ struct ReceiverCore {
 
   // A delivery id may be in progress on one connection at a time.
   bool ClaimId(const std::string& id) {
-    std::lock_guard lock(ids_mu);
+    MutexLock lock(ids_mu);
     return active_ids.insert(id).second;
   }
   void ReleaseId(const std::string& id) {
-    std::lock_guard lock(ids_mu);
+    MutexLock lock(ids_mu);
     active_ids.erase(id);
   }
 
@@ -58,7 +58,7 @@ struct ReceiverCore {
     return 0;
   }
   bool Reserve(const std::string& sender, Usage what) {
-    std::lock_guard lock(ids_mu);
+    MutexLock lock(ids_mu);
     uint32_t& count = usage[sender][static_cast<size_t>(what)];
     if (count >= LimitOf(what)) {
       if (usage[sender] == std::array<uint32_t, 3>{}) usage.erase(sender);
@@ -68,7 +68,7 @@ struct ReceiverCore {
     return true;
   }
   void Unreserve(const std::string& sender, Usage what) {
-    std::lock_guard lock(ids_mu);
+    MutexLock lock(ids_mu);
     auto it = usage.find(sender);
     if (it == usage.end()) return;
     uint32_t& count = it->second[static_cast<size_t>(what)];
@@ -77,9 +77,12 @@ struct ReceiverCore {
   }
 
   std::atomic<uint64_t> next_delivery_serial{1};  // InboundDelivery::serial
-  std::mutex ids_mu;
-  std::set<std::string> active_ids;
-  std::map<std::string, std::array<uint32_t, 3>> usage;  // sender -> count per Usage
+
+ private:
+  Mutex ids_mu;
+  std::set<std::string> active_ids GUARDED_BY(ids_mu);
+  // sender -> count per Usage
+  std::map<std::string, std::array<uint32_t, 3>> usage GUARDED_BY(ids_mu);
 };
 
 }  // namespace writ::receiver

@@ -81,7 +81,7 @@ Result<std::string> SenderAuth::Check(const Signed& m, const std::vector<uint8_t
                            "-minute window");
   }
   const std::string nonce_key = key_id + protocol::ToHex(m.nonce);
-  std::lock_guard lock(replay_->mu);
+  MutexLock lock(replay_->mu);
   if (!replay_->seen.Insert(nonce_key, static_cast<int64_t>(m.time_ms) + window_ms, now_ms)) {
     return Status::Refused("auth: replayed " + what + ": nonce already used by key " + key_id);
   }
@@ -89,12 +89,12 @@ Result<std::string> SenderAuth::Check(const Signed& m, const std::vector<uint8_t
 }
 
 size_t SenderAuth::remembered_nonces() const {
-  std::lock_guard lock(replay_->mu);
+  MutexLock lock(replay_->mu);
   return replay_->seen.size();
 }
 
 uint64_t SenderAuth::nonces_examined() const {
-  std::lock_guard lock(replay_->mu);
+  MutexLock lock(replay_->mu);
   return replay_->seen.examined();
 }
 

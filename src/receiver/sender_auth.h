@@ -5,11 +5,11 @@
 
 #include <chrono>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <set>
 #include <string>
 
+#include "common/mutex.h"
 #include "protocol/messages.h"
 #include "receipt/identity.h"
 #include "receiver/replay_set.h"
@@ -55,8 +55,8 @@ class SenderAuth {
                             const std::string& what, std::chrono::system_clock::time_point now);
 
   struct ReplayCache {
-    mutable std::mutex mu;
-    ReplaySet seen;  // key id + nonce, until the announce is stale
+    mutable Mutex mu;
+    ReplaySet seen GUARDED_BY(mu);  // key id + nonce, until the announce is stale
   };
   std::optional<std::set<receipt::PublicKey>> allowed_;
   std::unique_ptr<ReplayCache> replay_;

@@ -40,7 +40,7 @@ std::optional<WindowPool::Window> WindowPool::TryAcquire(int waiter_eventfd, boo
   uint32_t index = 0;
   uint64_t clear = 0;
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     const bool yields = holds_windows &&
                         std::any_of(waiters_.begin(), waiters_.end(),
                                     [&](auto& w) { return w.first != waiter_eventfd && w.second; });
@@ -65,7 +65,7 @@ std::optional<WindowPool::Window> WindowPool::TryAcquire(int waiter_eventfd, boo
 void WindowPool::Release(uint32_t index, uint64_t exposed_bytes) {
   std::vector<int> wake;
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     Slot& slot = slots_[index];
     slot.dirty = std::max(slot.dirty, std::min(exposed_bytes, window_bytes_));
     free_.push_back(index);
@@ -76,7 +76,7 @@ void WindowPool::Release(uint32_t index, uint64_t exposed_bytes) {
 }
 
 void WindowPool::ForgetWaiter(int waiter_eventfd) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   waiters_.erase(waiter_eventfd);
 }
 

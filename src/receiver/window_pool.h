@@ -11,10 +11,10 @@
 #include <cstdint>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <vector>
 
+#include "common/mutex.h"
 #include "writ/status.h"
 
 namespace writ::receiver {
@@ -57,14 +57,14 @@ class WindowPool {
   uint64_t mapped_;
   uint64_t window_bytes_;
   size_t total_;
-  std::mutex mu_;
-  std::vector<uint32_t> free_;
+  Mutex mu_;
+  std::vector<uint32_t> free_ GUARDED_BY(mu_);
   struct Slot {
     uint64_t owner = 0;  // the delivery that last held it
     uint64_t dirty = 0;  // bytes from its start that grants exposed since it was cleared
   };
-  std::vector<Slot> slots_;      // under mu_
-  std::map<int, bool> waiters_;  // eventfd -> it holds no window (it goes first)
+  std::vector<Slot> slots_ GUARDED_BY(mu_);
+  std::map<int, bool> waiters_ GUARDED_BY(mu_);  // eventfd -> it holds no window (it goes first)
 };
 
 }  // namespace writ::receiver

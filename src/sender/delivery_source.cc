@@ -9,12 +9,12 @@
 #include <condition_variable>
 #include <cstring>
 #include <memory>
-#include <mutex>
 #include <system_error>
 #include <thread>
 #include <utility>
 
 #include "common/io_buffer.h"
+#include "common/mutex.h"
 #include "common/unlinked_file.h"
 #include "protocol/digest.h"
 
@@ -175,7 +175,7 @@ Status DeliverySource::DigestPipelined(protocol::Digester& digester) const {
     bool full = false;
   };
   Slot slots[2];
-  std::mutex mu;
+  Mutex mu;
   std::condition_variable cv;
   Status read_status;
   bool stop = false;
@@ -184,14 +184,14 @@ Status DeliverySource::DigestPipelined(protocol::Digester& digester) const {
     for (uint64_t i = 0; i < blocks; ++i) {
       Slot& slot = slots[i % 2];
       {
-        std::unique_lock lock(mu);
-        cv.wait(lock, [&] { return !slot.full || stop; });
+        MutexLock lock(mu);
+        lock.Wait(cv, [&] { return !slot.full || stop; });
         if (stop) return;
       }
       const uint64_t offset = i * kPipelinedBlock;
       const size_t n = static_cast<size_t>(std::min<uint64_t>(kPipelinedBlock, size_ - offset));
       Status s = Read(offset, std::span(slot.bytes.data(), n));
-      std::lock_guard lock(mu);
+      MutexLock lock(mu);
       if (!s.ok()) {
         read_status = s;
         stop = true;
@@ -213,15 +213,15 @@ Status DeliverySource::DigestPipelined(protocol::Digester& digester) const {
   for (uint64_t i = 0; i < blocks; ++i) {
     Slot& slot = slots[i % 2];
     {
-      std::unique_lock lock(mu);
-      cv.wait(lock, [&] { return slot.full || stop; });
+      MutexLock lock(mu);
+      lock.Wait(cv, [&] { return slot.full || stop; });
       if (!slot.full) {
         status = read_status;
         break;
       }
     }
     digester.Update(std::span<const uint8_t>(slot.bytes.data(), slot.length));
-    std::lock_guard lock(mu);
+    MutexLock lock(mu);
     slot.full = false;
     cv.notify_all();
   }

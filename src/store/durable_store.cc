@@ -622,13 +622,13 @@ Result<uint64_t> DurableStore::SweepPayloads(const std::set<std::string>& kept,
 }
 
 std::optional<std::string> DurableStore::sticky_failure() const {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   return sticky_;
 }
 
 void DurableStore::MarkSticky(const std::string& what) {
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     if (sticky_) return;
     sticky_ = what;
   }
@@ -664,7 +664,7 @@ void DurableStore::Undo(const std::string& id, const std::string& location) {
 
 Status DurableStore::Take(const std::string& id, uint64_t bytes) {
   auto fs = env_->StatFs(dir_);
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   if (fs.ok()) {
     const uint64_t need = bytes + options_.reserve_bytes + in_flight_bytes_;
     if (need > fs->free_bytes || need < bytes) {
@@ -681,7 +681,7 @@ Status DurableStore::Take(const std::string& id, uint64_t bytes) {
 }
 
 void DurableStore::Release(uint64_t bytes) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   in_flight_bytes_ -= std::min(in_flight_bytes_, bytes);
 }
 
@@ -711,7 +711,7 @@ Result<std::optional<RetainedDelivery>> DurableStore::LookupVerified(const std::
 }
 
 Status DurableStore::QuarantineRow(const IndexRow& row, const std::string& why) {
-  std::lock_guard lock(quarantine_mu_);
+  MutexLock lock(quarantine_mu_);
   WRIT_ASSIGN_OR_RETURN(auto current, index_->Get(row.id));
   if (!current || current->location != row.location) return Status::Ok();  // done already
   const uint64_t before = index_->sync_failures();

@@ -11,12 +11,12 @@
 #include <functional>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <set>
 #include <string>
 #include <vector>
 
+#include "common/mutex.h"
 #include "store/dir_lock.h"
 #include "store/env.h"
 #include "store/index.h"
@@ -141,10 +141,10 @@ class DurableStore : public Store {
   FsInfo fs_;
   std::unique_ptr<Index> index_;
   std::atomic<uint64_t> next_seq_{1};
-  mutable std::mutex mu_;
-  std::mutex quarantine_mu_;  // one quarantine at a time (scrub and answers may race)
-  std::optional<std::string> sticky_;
-  uint64_t in_flight_bytes_ = 0;
+  mutable Mutex mu_;
+  Mutex quarantine_mu_;  // one quarantine at a time (scrub and answers may race)
+  std::optional<std::string> sticky_ GUARDED_BY(mu_);
+  uint64_t in_flight_bytes_ GUARDED_BY(mu_) = 0;
   std::unique_ptr<DirLock> lock_;
   std::unique_ptr<Scrubber> scrubber_;  // last: stopped first
 };

@@ -72,23 +72,23 @@ FaultInjectionEnv::FaultInjectionEnv(std::vector<Fault> faults, Env* target)
     : EnvWrapper(target), faults_(std::move(faults)) {}
 
 void FaultInjectionEnv::Arm() {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   armed_ = true;
   counts_.clear();
 }
 
 void FaultInjectionEnv::set_on_inject(std::function<void(const std::string&)> fn) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   on_inject_ = std::move(fn);
 }
 
 uint64_t FaultInjectionEnv::injected() const {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   return injected_;
 }
 
 uint64_t FaultInjectionEnv::calls(const std::string& op) const {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   auto it = counts_.find(op);
   return it == counts_.end() ? 0 : it->second;
 }
@@ -98,7 +98,7 @@ int FaultInjectionEnv::Check(const std::string& op, const std::string& what) {
   std::string message;
   int err = 0;
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     if (!armed_) return 0;
     const uint64_t n = ++counts_[op];
     for (const Fault& f : faults_) {

@@ -15,9 +15,9 @@
 #include <functional>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <vector>
 
+#include "common/mutex.h"
 #include "store/env.h"
 
 namespace writ::store {
@@ -57,11 +57,11 @@ class FaultInjectionEnv : public EnvWrapper {
   int Check(const std::string& op, const std::string& what);
 
   std::vector<Fault> faults_;
-  mutable std::mutex mu_;
-  bool armed_ = false;
-  std::map<std::string, uint64_t> counts_;
-  uint64_t injected_ = 0;
-  std::function<void(const std::string&)> on_inject_;
+  mutable Mutex mu_;
+  bool armed_ GUARDED_BY(mu_) = false;
+  std::map<std::string, uint64_t> counts_ GUARDED_BY(mu_);
+  uint64_t injected_ GUARDED_BY(mu_) = 0;
+  std::function<void(const std::string&)> on_inject_ GUARDED_BY(mu_);
 };
 
 }  // namespace writ::store

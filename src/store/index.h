@@ -24,11 +24,11 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "common/mutex.h"
 #include "store/env.h"
 #include "writ/status.h"
 #include "writ/types.h"
@@ -97,26 +97,27 @@ class Index {
   const std::string& path() const { return path_; }
 
   // Called by the VFS shim, from inside SQLite calls made under mu_.
-  void OnSync(const std::string& file, int rc);
+  void OnSync(const std::string& file, int rc) REQUIRES(mu_);
   Env* env() const { return env_; }
 
  private:
   Index(std::string path, Env* env);
-  Status Exec(const char* sql);
-  bool HasColumn(const char* column);
-  Status CreateSchema();  // caller holds mu_
-  Status Fail(const char* what, int rc);
-  Status Transaction(IndexSync mode, IndexCommit* commit, const std::function<Status()>& body);
+  Status Exec(const char* sql) REQUIRES(mu_);
+  bool HasColumn(const char* column) REQUIRES(mu_);
+  Status CreateSchema() REQUIRES(mu_);
+  Status Fail(const char* what, int rc) REQUIRES(mu_);
+  Status Transaction(IndexSync mode, IndexCommit* commit, const std::function<Status()>& body)
+      REQUIRES(mu_);
 
   std::string path_;
   Env* env_;
-  sqlite3* db_ = nullptr;
+  sqlite3* db_ GUARDED_BY(mu_) = nullptr;
   struct Shim;
   std::unique_ptr<Shim> shim_;
-  mutable std::mutex mu_;
-  IndexCommit* recording_ = nullptr;  // the commit whose syncs are being recorded
+  mutable Mutex mu_;
+  IndexCommit* recording_ GUARDED_BY(mu_) = nullptr;  // the commit whose syncs are being recorded
   std::atomic<uint64_t> sync_failures_{0};
-  bool has_sender_ = false;  // the index has the sender column (older ones do not)
+  bool has_sender_ GUARDED_BY(mu_) = false;  // the index has the sender column (older ones do not)
 };
 
 std::string RowStateName(RowState state);

@@ -22,7 +22,7 @@ Result<std::unique_ptr<Scrubber>> Scrubber::Start(DurableStore& store, uint64_t 
 Scrubber::~Scrubber() {
   if (!thread_.joinable()) return;
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     stop_ = true;
   }
   cv_.notify_all();
@@ -30,15 +30,16 @@ Scrubber::~Scrubber() {
 }
 
 bool Scrubber::Idle(int64_t ms) {
-  std::unique_lock lock(mu_);
-  return !cv_.wait_for(lock, std::chrono::milliseconds(ms), [this] { return stop_; });
+  MutexLock lock(mu_);
+  return !lock.WaitFor(cv_, std::chrono::milliseconds(ms),
+                       [this]() REQUIRES(mu_) { return stop_; });
 }
 
 bool Scrubber::Pace(uint64_t bytes) {
   paced_ += bytes;
   const auto due = start_ + std::chrono::microseconds(paced_ * 1000000 / rate_);
-  std::unique_lock lock(mu_);
-  return !cv_.wait_until(lock, due, [this] { return stop_; });
+  MutexLock lock(mu_);
+  return !lock.WaitUntil(cv_, due, [this]() REQUIRES(mu_) { return stop_; });
 }
 
 void Scrubber::Run() {
@@ -78,7 +79,7 @@ bool Scrubber::Pass() {
       store_.Log("store scrub: could not re-hash " + row.id + ": " + s.message());
     }
     {
-      std::lock_guard lock(mu_);
+      MutexLock lock(mu_);
       if (stop_) return false;
     }
   }

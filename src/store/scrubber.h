@@ -10,9 +10,9 @@
 #include <condition_variable>
 #include <cstdint>
 #include <memory>
-#include <mutex>
 #include <thread>
 
+#include "common/mutex.h"
 #include "writ/status.h"
 
 namespace writ::store {
@@ -41,9 +41,9 @@ class Scrubber {
 
   DurableStore& store_;
   const uint64_t rate_;
-  std::mutex mu_;
+  Mutex mu_;
   std::condition_variable cv_;
-  bool stop_ = false;
+  bool stop_ GUARDED_BY(mu_) = false;
   std::chrono::steady_clock::time_point start_;
   uint64_t paced_ = 0;
   std::thread thread_;

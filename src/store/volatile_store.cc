@@ -255,7 +255,7 @@ Result<std::unique_ptr<VolatileStore>> VolatileStore::Open(Options options, Env*
 
 VolatileStore::~VolatileStore() {
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     stopping_ = true;
   }
   reserve_cv_.notify_all();
@@ -272,12 +272,12 @@ VolatileStore::~VolatileStore() {
 }
 
 size_t VolatileStore::ready_extents() {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   return ready_.size();
 }
 
 VolatileStore::ReadyExtent VolatileStore::TakeReady() {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   if (ready_.empty()) return {};
   const ReadyExtent ready = ready_.back();
   ready_.pop_back();
@@ -294,7 +294,7 @@ void VolatileStore::FillReserve() {
   bool full = false;
   for (;;) {
     {
-      std::unique_lock lock(mu_);
+      MutexLock lock(mu_);
       if (!full && ready_.size() >= reserve_extents_) {
         full = true;
         const double seconds =
@@ -307,8 +307,9 @@ void VolatileStore::FillReserve() {
           on_event_(line);
         }
       }
-      reserve_cv_.wait(
-          lock, [&] { return stopping_ || (ready_.size() < reserve_extents_ && writers_ == 0); });
+      lock.Wait(reserve_cv_, [&]() REQUIRES(mu_) {
+        return stopping_ || (ready_.size() < reserve_extents_ && writers_ == 0);
+      });
       if (stopping_) return;
       if (full) {
         full = false;
@@ -331,26 +332,27 @@ void VolatileStore::FillReserve() {
       if (map != nullptr) (void)env_->Unmap(map, extent_bytes_);
       if (fd.ok()) (void)env_->Close(*fd);
       if (on_event_) on_event_("volatile reserve: cannot fill it: " + s.ToString());
-      std::unique_lock lock(mu_);
-      reserve_cv_.wait_for(lock, std::chrono::seconds(10), [&] { return stopping_; });
+      MutexLock lock(mu_);
+      lock.WaitFor(reserve_cv_, std::chrono::seconds(10),
+                   [&]() REQUIRES(mu_) { return stopping_; });
       if (stopping_) return;
       continue;
     }
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     ready_.push_back({*fd, map});
   }
 }
 
 void VolatileStore::WriterDone() {
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     --writers_;
   }
   reserve_cv_.notify_all();
 }
 
 Status VolatileStore::Take(uint64_t bytes, const std::string& id) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   if (bytes > capacity_ - reserved_) {
     return Status::Refused("space: delivery " + id + " needs " + std::to_string(bytes) +
                            " more bytes but the volatile store's capacity of " +
@@ -362,12 +364,12 @@ Status VolatileStore::Take(uint64_t bytes, const std::string& id) {
 }
 
 void VolatileStore::Release(uint64_t bytes) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   reserved_ -= bytes;
 }
 
 Status VolatileStore::Insert(Entry entry) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   auto [it, inserted] = entries_.emplace(entry.delivery.meta.id, entry);
   if (!inserted) {
     return Status::Refused("conflicting id: " + entry.delivery.meta.id + " is already retained");
@@ -376,7 +378,7 @@ Status VolatileStore::Insert(Entry entry) {
 }
 
 Result<std::optional<RetainedDelivery>> VolatileStore::Lookup(const std::string& id) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   auto it = entries_.find(id);
   if (it == entries_.end()) return std::optional<RetainedDelivery>();
   return std::optional<RetainedDelivery>(it->second.delivery);
@@ -395,7 +397,7 @@ Result<std::unique_ptr<PayloadWriter>> VolatileStore::Begin(const DeliveryMeta& 
     return Status::Retention("this receiver offers only volatile retention (start it with --data)");
   }
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     // Only a delivery that could never fit is refused here: capacity is taken as its
     // windows are granted, so an announce that is never written holds none.
     if (meta.bytes > capacity_) {
@@ -409,7 +411,7 @@ Result<std::unique_ptr<PayloadWriter>> VolatileStore::Begin(const DeliveryMeta& 
 }
 
 Status VolatileStore::AppendReceipt(const std::string& id, const std::string& receipt_json) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   auto it = entries_.find(id);
   if (it == entries_.end()) return Status::NotFound("no retained delivery " + id);
   it->second.delivery.receipts.push_back(receipt_json);
@@ -420,7 +422,7 @@ Status VolatileStore::Read(const std::string& id, uint64_t offset, std::span<uin
   std::vector<uint8_t*> extents;
   uint64_t bytes = 0;
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     auto it = entries_.find(id);
     if (it == entries_.end()) return Status::NotFound("no retained delivery " + id);
     extents = it->second.extents;  // retained entries are never removed while the store lives

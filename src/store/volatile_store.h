@@ -17,10 +17,10 @@
 #include <condition_variable>
 #include <functional>
 #include <map>
-#include <mutex>
 #include <thread>
 #include <vector>
 
+#include "common/mutex.h"
 #include "store/env.h"
 #include "store/store.h"
 
@@ -99,18 +99,18 @@ class VolatileStore : public Store {
 
   std::function<void(const std::string&)> on_event_;
   size_t reserve_extents_ = 0;
-  std::vector<ReadyExtent> ready_;  // under mu_
-  bool stopping_ = false;           // under mu_
-  size_t writers_ = 0;              // deliveries being received, under mu_: the reserve waits for 0
+  std::vector<ReadyExtent> ready_ GUARDED_BY(mu_);
+  bool stopping_ GUARDED_BY(mu_) = false;
+  size_t writers_ GUARDED_BY(mu_) = 0;  // deliveries being received: the reserve waits for 0
   std::condition_variable reserve_cv_;
   std::thread filler_;
 
   std::string dir_;
   uint64_t capacity_;
   Env* env_;
-  std::mutex mu_;
-  uint64_t reserved_ = 0;
-  std::map<std::string, Entry> entries_;
+  Mutex mu_;
+  uint64_t reserved_ GUARDED_BY(mu_) = 0;
+  std::map<std::string, Entry> entries_ GUARDED_BY(mu_);
 };
 
 }  // namespace writ::store

@@ -15,7 +15,6 @@ namespace writ::cli {
 namespace {
 
 constexpr uint64_t kChunk = 8ull << 20;
-constexpr uint64_t kBytes = 3 * kChunk;  // 25,165,824
 
 // RC-233's three distinct 8 MiB chunks, in an unlinked-on-exit temporary file.
 Result<std::string> WriteRc233(std::string& dir) {
@@ -77,7 +76,8 @@ int RunDemo(bool json, const std::string& provider) {
 void RegisterDemo(CLI::App& app, CommandContext& ctx) {
   auto json = std::make_shared<bool>(false);
   auto provider = std::make_shared<std::string>();
-  CLI::App* cmd = app.add_subcommand("demo", "RC-233 end to end on loopback with an embedded receiver");
+  CLI::App* cmd =
+      app.add_subcommand("demo", "RC-233 end to end on loopback with an embedded receiver");
   cmd->add_flag("--json", *json, "print one JSON document");
   cmd->add_option("--provider", *provider, "libfabric provider; default: best available");
   cmd->callback([json, provider, &ctx] { ctx.exit_code = RunDemo(*json, *provider); });

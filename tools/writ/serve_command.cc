@@ -8,9 +8,9 @@
 #include <functional>
 #include <iostream>
 #include <memory>
-#include <mutex>
 
 #include "command.h"
+#include "common/mutex.h"
 #include "common/printable.h"
 #include "common/thread.h"
 #include "protocol/control_channel.h"
@@ -212,9 +212,9 @@ int RunServe(const ServeFlags& flags) {
   Status store_flags = StoreOptions(flags, options);
   if (!store_flags.ok()) return ReportError(store_flags);
   // Recovery's findings and sync failures, one stderr line each (from any connection thread).
-  auto log_mu = std::make_shared<std::mutex>();
+  auto log_mu = std::make_shared<Mutex>();
   options.on_store_event = [log_mu](const std::string& line) {
-    std::lock_guard lock(*log_mu);
+    MutexLock lock(*log_mu);
     std::cerr << "writ: " << Printable(line) << std::endl;
   };
   options.on_connection_event = options.on_store_event;  // limits and timeouts that hit
