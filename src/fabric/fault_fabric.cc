@@ -28,48 +28,48 @@ FabricOpener FaultInjectingFabric::Wrapping(FabricOpener open,
 }
 
 void FaultInjectingFabric::FailWrite(uint64_t ordinal, WriteFaultSpec fault) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   write_faults_[ordinal] = fault;
 }
 
 void FaultInjectingFabric::CancelWritesAfterError() {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   cancel_after_error_ = true;
 }
 
 void FaultInjectingFabric::EagainStorm(uint32_t count) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   eagains_left_ += count;
 }
 
 void FaultInjectingFabric::DelayRecords(uint32_t polls) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   delay_polls_ = polls;
 }
 
 void FaultInjectingFabric::ReorderRecords(size_t batch, uint32_t max_polls) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   reorder_batch_ = batch;
   reorder_max_polls_ = max_polls;
 }
 
 void FaultInjectingFabric::LoseEndpointAfterWrite(uint64_t ordinal) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   lose_after_write_ = ordinal;
 }
 
 void FaultInjectingFabric::DropNotification(uint64_t ordinal) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   drop_notifications_.insert(ordinal);
 }
 
 void FaultInjectingFabric::FailRegistration(uint64_t ordinal) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   fail_registrations_.insert(ordinal);
 }
 
 FaultCounts FaultInjectingFabric::counts() const {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   return counts_;
 }
 
@@ -83,7 +83,7 @@ Result<Peer> FaultInjectingFabric::AddPeer(std::span<const uint8_t> address) {
 
 Result<MemoryRegion> FaultInjectingFabric::Register(void* buffer, size_t length, Access access) {
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     const uint64_t ordinal = registrations_++;
     if (fail_registrations_.count(ordinal) != 0) {
       ++counts_.registrations_failed;
@@ -95,7 +95,7 @@ Result<MemoryRegion> FaultInjectingFabric::Register(void* buffer, size_t length,
 }
 
 Result<PostedWrite> FaultInjectingFabric::PostWrite(const WriteRequest& request) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   // What FabricNode answers for a write to an endpoint that saw FI_SHUTDOWN.
   if (endpoint_lost_) return Status::Transport("endpoint was shut down (FI_SHUTDOWN)");
   const uint64_t ordinal = counts_.writes;
@@ -248,7 +248,7 @@ size_t FaultInjectingFabric::ReleaseLocked(std::vector<WorkCompletion>& out, siz
 }
 
 Result<size_t> FaultInjectingFabric::Poll(std::vector<WorkCompletion>& out, size_t max) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   ++polls_;
   WRIT_RETURN_IF_ERROR(ReadInnerLocked(max));
   return ReleaseLocked(out, max);
@@ -256,7 +256,7 @@ Result<size_t> FaultInjectingFabric::Poll(std::vector<WorkCompletion>& out, size
 
 Result<bool> FaultInjectingFabric::PrepareWait(std::vector<pollfd>& fds) {
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     if (!held_.empty()) {
       fds.clear();
       return false;  // records are due on a later Poll: the caller must poll again

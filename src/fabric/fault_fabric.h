@@ -14,10 +14,10 @@
 #include <deque>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <set>
 
+#include "common/mutex.h"
 #include "fabric/fabric_port.h"
 
 namespace writ::fabric {
@@ -107,40 +107,43 @@ class FaultInjectingFabric final : public FabricPort {
   };
 
   // -FI_EAGAIN answers owed before `request` may be posted; progresses the port for each.
-  Status ServeEagainsLocked();
-  Result<PostedWrite> PostOneLocked(const WriteRequest& request, uint64_t ordinal);
-  Result<PostedWrite> PostFaultyLocked(const WriteRequest& request, const WriteFaultSpec& fault);
-  Result<PostedWrite> ForwardLocked(const WriteRequest& request);
+  Status ServeEagainsLocked() REQUIRES(mu_);
+  Result<PostedWrite> PostOneLocked(const WriteRequest& request, uint64_t ordinal) REQUIRES(mu_);
+  Result<PostedWrite> PostFaultyLocked(const WriteRequest& request, const WriteFaultSpec& fault)
+      REQUIRES(mu_);
+  Result<PostedWrite> ForwardLocked(const WriteRequest& request) REQUIRES(mu_);
   // Points `request` at a corrupted copy of its source.
-  Status CorruptSourceLocked(WriteRequest& request);
-  void InjectLocked(WorkCompletion record);
-  void LoseEndpointLocked();
+  Status CorruptSourceLocked(WriteRequest& request) REQUIRES(mu_);
+  void InjectLocked(WorkCompletion record) REQUIRES(mu_);
+  void LoseEndpointLocked() REQUIRES(mu_);
   // Takes a record read from the wrapped port: dropped, or held for Poll.
-  void IntakeLocked(WorkCompletion record);
-  Status ReadInnerLocked(size_t max);
-  size_t ReleaseLocked(std::vector<WorkCompletion>& out, size_t max);
+  void IntakeLocked(WorkCompletion record) REQUIRES(mu_);
+  Status ReadInnerLocked(size_t max) REQUIRES(mu_);
+  size_t ReleaseLocked(std::vector<WorkCompletion>& out, size_t max) REQUIRES(mu_);
 
   std::unique_ptr<FabricPort> inner_;
-  mutable std::mutex mu_;
-  std::map<uint64_t, WriteFaultSpec> write_faults_;
-  bool cancel_after_error_ = false;
-  bool saw_error_ = false;
-  uint32_t eagains_left_ = 0;
-  uint32_t delay_polls_ = 0;
-  size_t reorder_batch_ = 0;
-  uint32_t reorder_max_polls_ = 0;
-  std::optional<uint64_t> lose_after_write_;
-  bool endpoint_lost_ = false;
-  std::set<uint64_t> drop_notifications_;
-  std::set<uint64_t> fail_registrations_;
-  uint64_t registrations_ = 0;
-  uint64_t polls_ = 0;
-  std::map<uint64_t, EndpointId> in_flight_;  // forwarded writes without a record yet
-  std::set<uint64_t> lost_;                   // failed by a lost endpoint: records dropped
-  std::deque<Held> held_;
-  std::vector<uint8_t> corrupt_copy_;  // declared before its registration: outlives it
-  MemoryRegion corrupt_region_;
-  FaultCounts counts_;
+  mutable Mutex mu_;
+  std::map<uint64_t, WriteFaultSpec> write_faults_ GUARDED_BY(mu_);
+  bool cancel_after_error_ GUARDED_BY(mu_) = false;
+  bool saw_error_ GUARDED_BY(mu_) = false;
+  uint32_t eagains_left_ GUARDED_BY(mu_) = 0;
+  uint32_t delay_polls_ GUARDED_BY(mu_) = 0;
+  size_t reorder_batch_ GUARDED_BY(mu_) = 0;
+  uint32_t reorder_max_polls_ GUARDED_BY(mu_) = 0;
+  std::optional<uint64_t> lose_after_write_ GUARDED_BY(mu_);
+  bool endpoint_lost_ GUARDED_BY(mu_) = false;
+  std::set<uint64_t> drop_notifications_ GUARDED_BY(mu_);
+  std::set<uint64_t> fail_registrations_ GUARDED_BY(mu_);
+  uint64_t registrations_ GUARDED_BY(mu_) = 0;
+  uint64_t polls_ GUARDED_BY(mu_) = 0;
+  std::map<uint64_t, EndpointId> in_flight_
+      GUARDED_BY(mu_);                       // forwarded writes without a record yet
+  std::set<uint64_t> lost_ GUARDED_BY(mu_);  // failed by a lost endpoint: records dropped
+  std::deque<Held> held_ GUARDED_BY(mu_);
+  std::vector<uint8_t> corrupt_copy_
+      GUARDED_BY(mu_);  // declared before its registration: outlives it
+  MemoryRegion corrupt_region_ GUARDED_BY(mu_);
+  FaultCounts counts_ GUARDED_BY(mu_);
 };
 
 }  // namespace writ::fabric

@@ -307,7 +307,7 @@ Status ReceiverImpl::Stop() {
 }
 
 size_t ReceiverImpl::DeliveriesInProgress() {
-  std::lock_guard lock(conns_mu_);
+  MutexLock lock(conns_mu_);
   size_t n = 0;
   for (const Running& r : conns_) {
     if (!r.connection->finished() && !r.connection->idle_since()) ++n;
@@ -318,7 +318,7 @@ size_t ReceiverImpl::DeliveriesInProgress() {
 bool ReceiverImpl::WaitForConnections(std::chrono::steady_clock::time_point deadline) {
   for (;;) {
     {
-      std::lock_guard lock(conns_mu_);
+      MutexLock lock(conns_mu_);
       if (std::all_of(conns_.begin(), conns_.end(),
                       [](const Running& r) { return r.connection->finished(); })) {
         return true;

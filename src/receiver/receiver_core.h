@@ -76,10 +76,34 @@ struct ReceiverCore {
     if (it->second == std::array<uint32_t, 3>{}) usage.erase(it);
   }
 
+  // Read-only views, for tests and logs.
+  bool IdActive(const std::string& id) const {
+    MutexLock lock(ids_mu);
+    return active_ids.count(id) > 0;
+  }
+  size_t ActiveIds() const {
+    MutexLock lock(ids_mu);
+    return active_ids.size();
+  }
+  // Whether `sender` holds anything, and how much of `what`.
+  bool HoldsAny(const std::string& sender) const {
+    MutexLock lock(ids_mu);
+    return usage.count(sender) > 0;
+  }
+  uint32_t UsageOf(const std::string& sender, Usage what) const {
+    MutexLock lock(ids_mu);
+    auto it = usage.find(sender);
+    return it == usage.end() ? 0 : it->second[static_cast<size_t>(what)];
+  }
+  size_t SendersHolding() const {
+    MutexLock lock(ids_mu);
+    return usage.size();
+  }
+
   std::atomic<uint64_t> next_delivery_serial{1};  // InboundDelivery::serial
 
  private:
-  Mutex ids_mu;
+  mutable Mutex ids_mu;
   std::set<std::string> active_ids GUARDED_BY(ids_mu);
   // sender -> count per Usage
   std::map<std::string, std::array<uint32_t, 3>> usage GUARDED_BY(ids_mu);

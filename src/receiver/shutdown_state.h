@@ -5,10 +5,10 @@
 
 #include <atomic>
 #include <chrono>
-#include <mutex>
 #include <string>
 #include <vector>
 
+#include "common/mutex.h"
 #include "writ/receiver.h"
 
 namespace writ::receiver {
@@ -29,30 +29,30 @@ class ShutdownState {
   int64_t drain_ms() const { return drain_ms_.load(); }
 
   // A delivery that ended with its receipts while draining, and one ended by the abort.
-  void NoteDrained(const std::string& id) { Note(drained_, id); }
-  void NoteAborted(const std::string& id) { Note(aborted_, id); }
+  void NoteDrained(const std::string& id) { NoteIn(true, id); }
+  void NoteAborted(const std::string& id) { NoteIn(false, id); }
   ShutdownSummary Summary() const {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     return ShutdownSummary{drained_, aborted_, deadline_passed_};
   }
   void NoteDeadlinePassed() {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     deadline_passed_ = true;
   }
 
  private:
-  void Note(std::vector<std::string>& list, const std::string& id) {
+  void NoteIn(bool drained, const std::string& id) {
     if (!begun()) return;
-    std::lock_guard lock(mu_);
-    list.push_back(id);
+    MutexLock lock(mu_);
+    (drained ? drained_ : aborted_).push_back(id);
   }
 
   std::atomic<Phase> phase_{Phase::kRunning};
   std::atomic<int64_t> drain_ms_{0};
-  mutable std::mutex mu_;
-  std::vector<std::string> drained_;
-  std::vector<std::string> aborted_;
-  bool deadline_passed_ = false;
+  mutable Mutex mu_;
+  std::vector<std::string> drained_ GUARDED_BY(mu_);
+  std::vector<std::string> aborted_ GUARDED_BY(mu_);
+  bool deadline_passed_ GUARDED_BY(mu_) = false;
 };
 
 }  // namespace writ::receiver

@@ -135,8 +135,8 @@ TEST(AdmittedDelivery, HoldsItsIdAndPlaceUntilItEnds) {
   {
     auto admitted = AdmittedDelivery::Claim(core, a, "s");
     ASSERT_TRUE(std::holds_alternative<AdmittedDelivery>(admitted));
-    EXPECT_EQ(core.active_ids.count("d-1"), 1u);
-    EXPECT_EQ(core.usage.at("s")[static_cast<size_t>(SenderUsage::kDeliveries)], 1u);
+    EXPECT_EQ(core.IdActive("d-1"), true);
+    EXPECT_EQ(core.UsageOf("s", SenderUsage::kDeliveries), 1u);
 
     // The same id elsewhere: refused, and nothing more is held.
     auto again = AdmittedDelivery::Claim(core, a, "t");
@@ -144,7 +144,7 @@ TEST(AdmittedDelivery, HoldsItsIdAndPlaceUntilItEnds) {
     EXPECT_EQ(std::get<protocol::Refuse>(again),
               (protocol::Refuse{"d-1", RefuseReason::kConflictingId,
                                 "delivery d-1 is in progress on another connection"}));
-    EXPECT_EQ(core.usage.count("t"), 0u);
+    EXPECT_EQ(core.HoldsAny("t"), false);
 
     // Another id over the sender's limit: refused, and its id is free again.
     auto over = AdmittedDelivery::Claim(core, AnnounceOf("d-2"), "s");
@@ -152,15 +152,15 @@ TEST(AdmittedDelivery, HoldsItsIdAndPlaceUntilItEnds) {
     EXPECT_EQ(std::get<protocol::Refuse>(over),
               (protocol::Refuse{"d-2", RefuseReason::kLimit,
                                 "sender s already has 1 deliveries in progress"}));
-    EXPECT_EQ(core.active_ids.count("d-2"), 0u);
+    EXPECT_EQ(core.IdActive("d-2"), false);
 
     // Handed over (moved) it still holds both.
     std::optional<AdmittedDelivery> kept;
     kept.emplace(std::move(std::get<AdmittedDelivery>(admitted)));
-    EXPECT_EQ(core.active_ids.count("d-1"), 1u);
+    EXPECT_EQ(core.IdActive("d-1"), true);
   }
-  EXPECT_TRUE(core.active_ids.empty());
-  EXPECT_TRUE(core.usage.empty()) << "the sender's place given back";
+  EXPECT_EQ(core.ActiveIds(), 0u);
+  EXPECT_EQ(core.SendersHolding(), 0u) << "the sender's place given back";
 }
 
 TEST(Reservation, GivesBackOnceWhenItEndsOrIsReplaced) {
@@ -171,9 +171,9 @@ TEST(Reservation, GivesBackOnceWhenItEndsOrIsReplaced) {
   EXPECT_FALSE(Reservation::Take(core, "k1", SenderUsage::kConnections)) << "at its limit";
   Reservation moved = std::move(*slot);
   slot.reset();  // a moved-from reservation gives back nothing
-  EXPECT_EQ(core.usage.at("k1")[static_cast<size_t>(SenderUsage::kConnections)], 1u);
+  EXPECT_EQ(core.UsageOf("k1", SenderUsage::kConnections), 1u);
   moved = *Reservation::Take(core, "k2", SenderUsage::kConnections);  // k1's is given back
-  EXPECT_EQ(core.usage.count("k1"), 0u);
+  EXPECT_EQ(core.HoldsAny("k1"), false);
   EXPECT_EQ(moved.sender(), "k2");
 }
 
