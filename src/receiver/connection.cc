@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <nlohmann/json.hpp>
 
+#include "common/hex.h"
 #include "receipt/signing.h"
 #include "receiver/held_delivery_writer.h"
 #include "receiver/peer_uid.h"
@@ -193,8 +194,8 @@ Status Connection::OnAnnounce(const protocol::Announce& a) {
     if (held.retention < a.retention) {
       return Refuse(a.delivery_id, RefuseReason::kRetention,
                     "delivery " + a.delivery_id + " is already retained as " +
-                        std::string(protocol::RetentionName(held.retention)) + ", weaker than " +
-                        std::string(protocol::RetentionName(a.retention)));
+                        std::string(writ::RetentionName(held.retention)) + ", weaker than " +
+                        std::string(writ::RetentionName(a.retention)));
     }
     if (!held.meta.sender.empty() && held.meta.sender == identity_) {
       // The same authenticated sender, the same content: the existing receipts, without
@@ -281,7 +282,7 @@ std::optional<protocol::Refuse> Connection::CheckRequest(const protocol::Announc
   if (!core_.store->Offers(a.retention)) {
     return protocol::Refuse{a.delivery_id, RefuseReason::kRetention,
                             std::string("this receiver does not offer ") +
-                                std::string(protocol::RetentionName(a.retention)) +
+                                std::string(writ::RetentionName(a.retention)) +
                                 " retention (without --data only volatile is offered)"};
   }
   return std::nullopt;
@@ -300,7 +301,7 @@ Status Connection::BeginDelivery(const protocol::Announce& a, bool redelivery) {
                       " deliveries in progress");
   }
   auto claim = std::make_unique<DeliveryClaim>(core_, a.delivery_id, sender_);
-  auto digester = protocol::Digester::Create(a.rule);
+  auto digester = vocabulary::Digester::Create(a.rule);
   store::DeliveryMeta meta{a.delivery_id, a.bytes, a.chunk_size, a.rule, a.digest, identity_};
   Result<std::unique_ptr<store::PayloadWriter>> writer =
       !digester.ok() ? Result<std::unique_ptr<store::PayloadWriter>>(digester.status())
@@ -345,10 +346,10 @@ Status Connection::OnQuery(const protocol::Query& q) {
   } else {
     const store::RetainedDelivery& d = **held;
     answer["state"] = "retained";
-    answer["retention"] = protocol::RetentionName(d.retention);
+    answer["retention"] = writ::RetentionName(d.retention);
     answer["bytes"] = d.meta.bytes;
-    answer["rule"] = protocol::RuleName(d.meta.rule);
-    answer["digest"] = protocol::ToHex(d.meta.digest);
+    answer["rule"] = writ::RuleName(d.meta.rule);
+    answer["digest"] = writ::ToHex(d.meta.digest);
     answer["receipts"] = json::array();
     for (const auto& r : d.receipts) {
       // Stored by this receiver, so JSON; should one not parse, it is passed on as text
@@ -509,7 +510,7 @@ Status Connection::Finish() {
     return Refuse(a.delivery_id, RefuseReason::kValidation,
                   "validation failed: the " + std::to_string(a.bytes) + " bytes received for " +
                       a.delivery_id + " do not match the announced " +
-                      std::string(protocol::RuleName(a.rule)) + " digest");
+                      std::string(writ::RuleName(a.rule)) + " digest");
   }
   WRIT_RETURN_IF_ERROR(SendReceipt(ValidatedReceipt(core_, ref)));
   if (core_.options.processing) {

@@ -1,6 +1,5 @@
 // Receipts anyone can verify, senders the receiver knows: against the real binaries.
 #include <gtest/gtest.h>
-
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -8,8 +7,8 @@
 
 #include "protocol/codec.h"
 #include "protocol/control_channel.h"
-#include "protocol/digest.h"
 #include "receipt/identity.h"
+#include "vocabulary/digest.h"
 #include "writ_harness.h"
 
 namespace writ::testing {
@@ -47,11 +46,13 @@ TEST(SenderAuth, OnlyAllowedSignedSendersGetAWindow) {
   EXPECT_EQ(anonymous.exit_code, 3) << anonymous.err;
   EXPECT_NE(anonymous.err.find("(auth)"), std::string::npos) << anonymous.err;
 
-  CommandRun stranger = RunWrit({"send", f.file, "--to", f.serve->address(), "--identity", f.mallory});
+  CommandRun stranger =
+      RunWrit({"send", f.file, "--to", f.serve->address(), "--identity", f.mallory});
   EXPECT_EQ(stranger.exit_code, 3) << stranger.err;
   EXPECT_NE(stranger.err.find("not on the allow list"), std::string::npos) << stranger.err;
 
-  CommandRun allowed = RunWrit({"send", f.file, "--to", f.serve->address(), "--identity", f.alice, "--json"});
+  CommandRun allowed =
+      RunWrit({"send", f.file, "--to", f.serve->address(), "--identity", f.alice, "--json"});
   ASSERT_EQ(allowed.exit_code, 0) << allowed.err;
   ASSERT_EQ(allowed.json["receipts"].size(), 4u);
   EXPECT_EQ(allowed.json["receipts"][0]["signature"]["public_key"], KeyOf(f.alice))
@@ -97,7 +98,8 @@ protocol::Announce SignedAnnounce(const receipt::Identity& who, const std::strin
   a.digest = std::vector<uint8_t>(16, 0x11);
   a.sender_key.assign(who.public_key().begin(), who.public_key().end());
   a.nonce = std::vector<uint8_t>(16);
-  for (size_t i = 0; i < a.nonce.size(); ++i) a.nonce[i] = static_cast<uint8_t>(id[i % id.size()] + i);
+  for (size_t i = 0; i < a.nonce.size(); ++i)
+    a.nonce[i] = static_cast<uint8_t>(id[i % id.size()] + i);
   a.time_ms = static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::milliseconds>(
                                         std::chrono::system_clock::now().time_since_epoch())
                                         .count() -
@@ -187,8 +189,8 @@ TEST(ReceiptVerification, AnyChangedFieldIsDetected) {
 TEST(Limits, EachIsEnforcedWithANamedRefusal) {
   TempDir dir;
   WritePatternFile(dir.File("two-mib"), 5, 2 << 20);
-  auto serve = Serve::Start("tcp", {"--max-delivery", "1MiB", "--max-message", "4KiB",
-                                    "--identity", dir.File("server")});
+  auto serve = Serve::Start(
+      "tcp", {"--max-delivery", "1MiB", "--max-message", "4KiB", "--identity", dir.File("server")});
   ASSERT_TRUE(serve);
   CommandRun big = RunWrit({"send", dir.File("two-mib"), "--to", serve->address()});
   EXPECT_EQ(big.exit_code, 3) << big.err;
@@ -209,7 +211,8 @@ TEST(Limits, EachIsEnforcedWithANamedRefusal) {
 
 TEST(Limits, ConcurrentDeliveriesPerSenderAreCapped) {
   TempDir dir;
-  auto serve = Serve::Start("tcp", {"--max-deliveries-per-sender", "1", "--identity", dir.File("server")});
+  auto serve =
+      Serve::Start("tcp", {"--max-deliveries-per-sender", "1", "--identity", dir.File("server")});
   ASSERT_TRUE(serve);
   auto announce = [](const std::string& id) {
     protocol::Announce a;
@@ -252,8 +255,8 @@ TEST(ShmPolicy, ASenderOfAnotherUserIsRefused) {
   TempDir dir;
   ASSERT_EQ(chmod(dir.path().c_str(), 0777), 0);
   WritePatternFile(dir.File("data"), 6, 1 << 20);
-  auto serve = Serve::StartAs({"setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"}, "shm",
-                              {"--identity", dir.File("id"), "--scratch", dir.path()});
+  auto serve = Serve::StartAs({"setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"},
+                              "shm", {"--identity", dir.File("id"), "--scratch", dir.path()});
   ASSERT_TRUE(serve);
   CommandRun run = RunWrit({"send", dir.File("data"), "--to", serve->address()});
   EXPECT_EQ(run.exit_code, 3) << run.err;

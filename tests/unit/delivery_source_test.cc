@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "protocol/digest.h"
+#include "vocabulary/digest.h"
 
 namespace writ::sender {
 namespace {
@@ -41,7 +41,7 @@ std::vector<uint8_t> RandomBytes(size_t n) {
 }
 
 std::vector<uint8_t> DigestOf(const std::vector<uint8_t>& bytes, Rule rule) {
-  auto digester = protocol::Digester::Create(rule);
+  auto digester = vocabulary::Digester::Create(rule);
   EXPECT_TRUE(digester.ok());
   (*digester)->Update(bytes);
   return (*digester)->Finish();
