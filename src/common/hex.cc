@@ -1,6 +1,6 @@
-#include <string>
+#include "common/hex.h"
 
-#include "vocabulary/digest.h"
+#include <string>
 
 namespace writ {
 namespace {

@@ -3,7 +3,7 @@
 #include <fmt/format.h>
 
 #include "common/printable.h"
-#include "protocol/messages.h"
+#include "writ/vocabulary.h"
 
 namespace writ::cli {
 

@@ -16,12 +16,12 @@
 #include "command.h"
 #include "common/hex.h"
 #include "common/printable.h"
-#include "protocol/messages.h"
 #include "store/dir_lock.h"
 #include "store/durable_store.h"
 #include "store/quarantine.h"
 #include "vocabulary/digest.h"
 #include "writ/receipt.h"
+#include "writ/vocabulary.h"
 
 namespace writ::cli {
 namespace {
