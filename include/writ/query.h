@@ -4,11 +4,9 @@
 
 #include <chrono>
 #include <cstdint>
-#include <optional>
 #include <string>
 #include <vector>
 
-#include "writ/receipt.h"
 #include "writ/status.h"
 #include "writ/types.h"
 
@@ -24,17 +22,18 @@ struct QueryOptions {
   std::chrono::milliseconds answer_timeout{30000};
 };
 
-// The receiver's answer. When `retained` is false it does not hold the delivery (or
-// could not verify what it holds) and the other fields are empty.
+// The receiver's answer, as it stated it: a claim, not evidence. Its receipts are the
+// evidence (ReceiptFromJson, then VerifyReceipt). When `retained` is false it does not
+// hold the delivery (or could not verify what it holds) and the other fields are empty.
 struct HeldDelivery {
   std::string id;
   bool retained = false;
-  std::optional<RetentionClass> retention;
+  std::string retention;  // a RetentionName from a writ receiver
   uint64_t bytes = 0;
-  std::optional<Rule> rule;
-  std::string digest;             // lowercase hex
-  std::vector<Receipt> receipts;  // as the receiver stored them
-  std::string answer_json;        // the answer as sent
+  std::string rule;                   // a RuleName from a writ receiver
+  std::string digest;                 // lowercase hex
+  std::vector<std::string> receipts;  // each one receipt's JSON, as the receiver stored it
+  std::string answer_json;            // the whole answer as sent
 };
 
 // kInvalidArgument: a bad address; kTransport: the receiver cannot be reached or does

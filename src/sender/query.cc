@@ -6,7 +6,6 @@
 #include "protocol/control_channel.h"
 #include "receipt/identity.h"
 #include "sender/request_signing.h"
-#include "writ/vocabulary.h"
 
 namespace writ {
 namespace {
@@ -34,18 +33,12 @@ Status ReadHeld(const json& j, HeldDelivery& held) {
     return Status::Malformed("query answer: a retained delivery without its fields");
   }
   held.retained = true;
-  auto retention = ParseRetention(j["retention"].get<std::string>());
-  auto rule = ParseRule(j["rule"].get<std::string>());
-  if (!retention.ok()) return Status::Malformed("query answer: " + retention.status().message());
-  if (!rule.ok()) return Status::Malformed("query answer: " + rule.status().message());
-  held.retention = *retention;
-  held.rule = *rule;
+  held.retention = j["retention"].get<std::string>();
+  held.rule = j["rule"].get<std::string>();
   held.bytes = j["bytes"].get<uint64_t>();
   held.digest = j["digest"].get<std::string>();
   for (const json& r : j["receipts"]) {
-    auto receipt = ReceiptFromJson(r.is_string() ? r.get<std::string>() : r.dump());
-    if (!receipt.ok()) return receipt.status().Annotate("query answer: a receipt");
-    held.receipts.push_back(std::move(receipt).value());
+    held.receipts.push_back(r.is_string() ? r.get<std::string>() : r.dump());
   }
   return Status::Ok();
 }

@@ -7,6 +7,7 @@
 #include <fstream>
 #include <string>
 
+#include "writ/receipt.h"
 #include "writ/receiver.h"
 #include "writ/sender.h"
 #include "writ_harness.h"
@@ -60,20 +61,27 @@ TEST_F(QueryDeliveryTest, ARetainedDeliveryIsAnsweredWithItsDigestAndReceipts) {
   ASSERT_TRUE(held.ok()) << held.status().ToString();
   EXPECT_TRUE(held->retained);
   EXPECT_EQ(held->id, "held-1");
-  EXPECT_EQ(held->retention, RetentionClass::kVolatile);
-  EXPECT_EQ(held->rule, Rule::kXxh3_128);
+  EXPECT_EQ(held->retention, RetentionName(RetentionClass::kVolatile));
+  EXPECT_EQ(held->rule, RuleName(Rule::kXxh3_128));
   EXPECT_EQ(held->bytes, 100000u);
   EXPECT_EQ(held->digest, outcome.delivery.digest);
   ASSERT_FALSE(held->receipts.empty());
-  EXPECT_EQ(held->receipts.back().rung, ReceiptRung::kRetained);
-  for (const Receipt& r : held->receipts) EXPECT_EQ(r.delivery.id, "held-1");
+  for (const std::string& text : held->receipts) {
+    auto receipt = ReceiptFromJson(text);
+    ASSERT_TRUE(receipt.ok()) << receipt.status().ToString();
+    EXPECT_EQ(receipt->delivery.id, "held-1");
+    EXPECT_TRUE(VerifyReceipt(*receipt, receiver_->public_key_hex()).ok());
+  }
+  auto last = ReceiptFromJson(held->receipts.back());
+  ASSERT_TRUE(last.ok());
+  EXPECT_EQ(last->rung, ReceiptRung::kRetained);
 }
 
 TEST_F(QueryDeliveryTest, AnIdTheReceiverDoesNotHoldIsNotRetained) {
   auto held = QueryDelivery("never-sent", Options());
   ASSERT_TRUE(held.ok()) << held.status().ToString();
   EXPECT_FALSE(held->retained);
-  EXPECT_FALSE(held->retention.has_value());
+  EXPECT_TRUE(held->retention.empty());
   EXPECT_TRUE(held->receipts.empty());
 }
 

@@ -5,7 +5,6 @@
 #include "command.h"
 #include "common/printable.h"
 #include "writ/query.h"
-#include "writ/vocabulary.h"
 
 namespace writ::cli {
 namespace {
@@ -34,8 +33,8 @@ int RunQuery(const QueryFlags& f) {
   if (f.json) {
     std::cout << j.dump(2) << std::endl;
   } else if (known) {
-    std::cout << Printable(f.id) << ": retained (" << RetentionName(*held->retention) << "), "
-              << held->bytes << " bytes, " << RuleName(*held->rule) << " "
+    std::cout << Printable(f.id) << ": retained (" << Printable(held->retention) << "), "
+              << held->bytes << " bytes, " << Printable(held->rule) << " "
               << Printable(held->digest) << ", " << held->receipts.size() << " receipt(s)"
               << std::endl;
   } else {
