@@ -7,9 +7,10 @@
 #include <random>
 #include <vector>
 
-#include "protocol/digest.h"
+#include "vocabulary/digest.h"
+#include "writ/vocabulary.h"
 
-namespace writ::protocol {
+namespace writ::vocabulary {
 namespace {
 
 constexpr size_t kBufferBytes = 8 << 20;
@@ -58,6 +59,6 @@ BENCHMARK_CAPTURE(BM_Digest, sha256, Rule::kSha256)->Unit(benchmark::kMillisecon
 BENCHMARK(BM_Memcpy)->Unit(benchmark::kMillisecond);
 
 }  // namespace
-}  // namespace writ::protocol
+}  // namespace writ::vocabulary
 
 BENCHMARK_MAIN();

@@ -303,7 +303,7 @@ int main(int argc, char** argv) {
   for (const auto& provider : Split(flags["--providers"])) {
     for (const auto& level_name : Split(flags["--levels"])) {
       auto level = ParseCompletionLevel(level_name);
-      if (!level) {
+      if (!level.ok()) {
         std::cerr << "unknown level " << level_name << "\n";
         return 2;
       }

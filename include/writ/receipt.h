@@ -12,22 +12,20 @@
 
 #include "writ/status.h"
 #include "writ/types.h"
+#include "writ/vocabulary.h"
 
 namespace writ {
 
 inline constexpr const char* kReceiptSchema = "writ.receipt/1";
 
-// The rung names receipts use: the four Rung values plus "retained".
-enum class ReceiptRung : uint8_t { kTransport, kReceived, kValidated, kProcessed, kRetained };
-
 struct ReceiptContext {
-  std::string operation;         // rdma_write | rdma_write_with_imm
-  std::string transport;         // tcp | shm | roce_rc | ib_rc | iwarp | efa | other
-  std::string provider;          // libfabric provider, e.g. "tcp;ofi_rxm"
-  std::string device;            // fabric domain / NIC, e.g. "lo", "rxe0"
-  std::string memory_type;       // dram | pmem | gpu | file
-  std::string software_release;  // "writ 0.1.0; libfabric 1.17"
-  std::string completion_level;  // the level the transport result relied on
+  std::string operation;           // rdma_write | rdma_write_with_imm
+  std::string transport;           // tcp | shm | roce_rc | ib_rc | iwarp | efa | other
+  std::string provider;            // libfabric provider, e.g. "tcp;ofi_rxm"
+  std::string device;              // fabric domain / NIC, e.g. "lo", "rxe0"
+  std::string memory_type;         // dram | pmem | gpu | file
+  std::string software_release;    // "writ 0.1.0; libfabric 1.17"
+  std::string completion_level;    // the level the transport result relied on
   std::vector<std::string> notes;  // e.g. that shm does not check memory keys
   bool operator==(const ReceiptContext&) const = default;
 };
@@ -79,11 +77,6 @@ struct Receipt {
   std::optional<ReceiptSignature> signature;   // absent: unsigned
   bool operator==(const Receipt&) const = default;
 };
-
-std::string_view ReceiptRungName(ReceiptRung rung);
-Result<ReceiptRung> ParseReceiptRung(std::string_view name);
-// The audit vocabulary's `survives` value for a class: volatile is "process-running".
-std::string_view SurvivesName(RetentionClass retention);
 
 // Canonical JSON (keys sorted, no whitespace): the form that is signed and sent.
 std::string ReceiptToJson(const Receipt& receipt);

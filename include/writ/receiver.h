@@ -92,8 +92,6 @@ struct ReceiverOptions {
   uint64_t scrub_bytes_per_second = 0;
   // Told what the data directory's recovery found (one line each) and about sync failures.
   std::function<void(const std::string&)> on_store_event;
-  // Tests only: fail chosen file-system calls of the durable store (src/store/fault_env.h).
-  std::string test_store_faults;
   std::optional<ProcessingStep> processing;
   std::string receiver_id;  // names the issuer in receipts; default "writ-serve@HOST:PORT"
   // Where the Ed25519 identity that signs receipts lives (created on first start, 0600).

@@ -20,6 +20,10 @@
 
 namespace writ {
 
+namespace sender {
+struct TestSeams;  // src/sender/test_seams.h
+}  // namespace sender
+
 // Where the writes read the delivery's bytes from.
 enum class SourcePath : uint8_t {
   kAuto,      // zero-copy for regular files and SendBytes of at least kZeroCopyMinBytes
@@ -48,8 +52,6 @@ struct SendOptions {
   // Directory of the sender's Ed25519 identity (created on first use): signs the
   // announce (key, nonce, time) and the sender's own transport receipt. Empty: unsigned.
   std::string identity_dir;
-  // Fault injection for tests: flip one byte of this chunk after the digest was announced.
-  std::optional<uint64_t> corrupt_chunk;
   SourcePath source = SourcePath::kAuto;
 };
 
@@ -92,9 +94,6 @@ struct DeliveryOptions {
   std::chrono::milliseconds stall_timeout{60000};
   std::function<void(uint64_t bytes_done, uint64_t bytes_total)> progress;
   SourcePath source = SourcePath::kAuto;
-  // Fault injection for tests: flip one byte of this chunk after the digest was announced
-  // (that chunk always goes through staging, so the file itself is never touched).
-  std::optional<uint64_t> corrupt_chunk;
 };
 
 struct DeliveryOutcome {
@@ -147,6 +146,7 @@ class Sender {
   class Impl;
 
  private:
+  friend struct sender::TestSeams;
   explicit Sender(std::unique_ptr<Impl> impl);
   std::unique_ptr<Impl> impl_;
 };

@@ -1,5 +1,6 @@
 // The vocabulary of the public API: digest rules, the evidence ladder's rungs,
-// retention classes and completion levels (see docs/architecture.md).
+// retention classes and completion levels (see docs/architecture.md). Their names,
+// parsers and digest sizes: writ/vocabulary.h.
 #pragma once
 
 #include <cstdint>
@@ -12,6 +13,9 @@ enum class Rule : uint8_t { kXxh3_128 = 1, kCrc32c = 2, kSha256 = 3 };
 // The rungs a sender can wait for. `retained` is not a rung here: retention is
 // orthogonal and named by a RetentionClass.
 enum class Rung : uint8_t { kTransport = 1, kReceived = 2, kValidated = 3, kProcessed = 4 };
+
+// The rung names receipts use: the four Rung values plus "retained".
+enum class ReceiptRung : uint8_t { kTransport, kReceived, kValidated, kProcessed, kRetained };
 
 // What a retained delivery survives (docs/architecture.md, "Retention classes").
 enum class RetentionClass : uint8_t { kVolatile = 1, kProcessRestart = 2, kPowerLoss = 3 };

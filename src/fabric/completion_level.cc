@@ -4,24 +4,6 @@
 
 namespace writ::fabric {
 
-std::string_view CompletionLevelName(CompletionLevel level) {
-  switch (level) {
-    case CompletionLevel::kProviderDefault: return "default";
-    case CompletionLevel::kInject: return "inject";
-    case CompletionLevel::kTransmit: return "transmit";
-    case CompletionLevel::kDelivery: return "delivery";
-  }
-  return "unknown";
-}
-
-std::optional<CompletionLevel> ParseCompletionLevel(std::string_view name) {
-  if (name == "default") return CompletionLevel::kProviderDefault;
-  if (name == "inject") return CompletionLevel::kInject;
-  if (name == "transmit") return CompletionLevel::kTransmit;
-  if (name == "delivery") return CompletionLevel::kDelivery;
-  return std::nullopt;
-}
-
 uint64_t CompletionLevelFlag(CompletionLevel level) {
   switch (level) {
     case CompletionLevel::kProviderDefault: return 0;

@@ -11,6 +11,7 @@
 
 #include "writ/status.h"
 #include "writ/types.h"
+#include "writ/vocabulary.h"
 
 namespace writ::protocol {
 
@@ -35,24 +36,12 @@ enum class RefuseReason : uint8_t {
   kShuttingDown,  // the receiver is stopping: admits nothing new, or ended this delivery
 };
 
-// Names used on the command line, in receipts and in error messages.
+// The wire's own names; the public enums' names are writ/vocabulary.h's.
 // An out-of-range value (possible after a cast from the wire) is named "unknown".
-std::string_view RuleName(Rule rule);
-Result<Rule> ParseRule(std::string_view name);
-std::string_view RungName(Rung rung);
-Result<Rung> ParseRung(std::string_view name);
-std::string_view RetentionName(RetentionClass retention);
-Result<RetentionClass> ParseRetention(std::string_view name);
 std::string_view RefuseReasonName(RefuseReason reason);
 Result<RefuseReason> ParseRefuseReason(std::string_view name);
-
-bool IsKnown(Rule rule);
-bool IsKnown(Rung rung);
-bool IsKnown(RetentionClass retention);
 bool IsKnown(RefuseReason reason);
-
-// Bytes of the digest a rule produces; 0 for an unknown rule.
-size_t DigestSize(Rule rule);
+using ::writ::IsKnown;
 
 inline constexpr size_t kSenderKeyBytes = 32;
 inline constexpr size_t kNonceBytes = 16;

@@ -34,7 +34,7 @@ ReceiptContext ContextFor(const fabric::ProviderInfo& provider, CompletionLevel 
   c.device = provider.domain_name();
   c.memory_type = "dram";
   c.software_release = SoftwareRelease(provider);
-  c.completion_level = std::string(fabric::CompletionLevelName(relied_on));
+  c.completion_level = std::string(CompletionLevelName(relied_on));
   if (!provider.checks_remote_keys()) {
     c.notes.push_back(
         "shm does not check memory keys on its fast path: protection between processes is the "

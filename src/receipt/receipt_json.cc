@@ -13,9 +13,6 @@ namespace {
 
 using json = nlohmann::json;
 
-constexpr std::string_view kRungNames[] = {"transport", "received", "validated", "processed",
-                                           "retained"};
-
 // The fields of the signed form (ReceiptJsonValue); any other field is refused, so that
 // nothing unsigned can be read as part of a receipt.
 constexpr std::string_view kTopFields[] = {"schema",
@@ -177,27 +174,6 @@ Status SignatureFromJson(const json& j, Receipt& r) {
 
 }  // namespace
 
-std::string_view ReceiptRungName(ReceiptRung rung) {
-  const auto i = static_cast<size_t>(rung);
-  return i < std::size(kRungNames) ? kRungNames[i] : "unknown";
-}
-
-Result<ReceiptRung> ParseReceiptRung(std::string_view name) {
-  for (size_t i = 0; i < std::size(kRungNames); ++i) {
-    if (kRungNames[i] == name) return static_cast<ReceiptRung>(i);
-  }
-  return Status::Malformed("unknown rung '" + Printable(name) + "'");
-}
-
-std::string_view SurvivesName(RetentionClass retention) {
-  switch (retention) {
-    case RetentionClass::kVolatile: return "process-running";
-    case RetentionClass::kProcessRestart: return "process-restart";
-    case RetentionClass::kPowerLoss: return "power-loss";
-  }
-  return "unknown";
-}
-
 namespace receipt {
 
 json ReceiptJsonValue(const Receipt& r, bool with_signature) {
@@ -255,7 +231,7 @@ Result<Receipt> ReceiptFromJson(std::string_view text) {
     return Status::Malformed("schema: expected " + std::string(kReceiptSchema));
   WRIT_RETURN_IF_ERROR(top.String("rung", rung));
   auto parsed_rung = ParseReceiptRung(rung);
-  if (!parsed_rung.ok()) return parsed_rung.status().Annotate("rung");
+  if (!parsed_rung.ok()) return Status::Malformed(parsed_rung.status().message()).Annotate("rung");
   r.rung = *parsed_rung;
   WRIT_RETURN_IF_ERROR(DeliveryFromJson(j, r.delivery));
   WRIT_RETURN_IF_ERROR(top.NonEmptyString("observer", r.observer));

@@ -13,10 +13,8 @@ namespace {
 Status Invalid(const std::string& what) { return Status::Validation(what); }
 
 size_t DigestHexLength(const std::string& rule) {
-  if (rule == "xxh3-128") return 32;
-  if (rule == "crc32c") return 8;
-  if (rule == "sha256") return 64;
-  return 0;
+  auto parsed = ParseRule(rule);
+  return parsed.ok() ? 2 * DigestSize(*parsed) : 0;
 }
 
 const char* ObserverFor(ReceiptRung rung) {
@@ -90,11 +88,9 @@ Status CheckReceiptConsistency(const Receipt& r) {
   }
   if (r.rung == ReceiptRung::kRetained) {
     const std::string& cls = r.retention->retention;
-    const char* survives = cls == "volatile"          ? "process-running"
-                           : cls == "process-restart" ? "process-restart"
-                           : cls == "power-loss"      ? "power-loss"
-                                                      : nullptr;
-    if (survives == nullptr) return Invalid("retention: unknown class '" + cls + "'");
+    auto parsed = ParseRetention(cls);
+    if (!parsed.ok()) return Invalid("retention: unknown class '" + cls + "'");
+    const std::string survives(SurvivesName(*parsed));
     if (r.retention->survives != survives) {
       return Invalid("survives: class " + cls + " survives " + survives + ", not " +
                      r.retention->survives);

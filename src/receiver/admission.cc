@@ -75,7 +75,7 @@ Verdict RetentionOffered(const Announce& a, bool offered) {
   if (offered) return std::nullopt;
   return protocol::Refuse{a.delivery_id, RefuseReason::kRetention,
                           std::string("this receiver does not offer ") +
-                              std::string(protocol::RetentionName(a.retention)) +
+                              std::string(writ::RetentionName(a.retention)) +
                               " retention (without --data only volatile is offered)"};
 }
 
@@ -97,8 +97,8 @@ Verdict NoWeakerThanHeld(const Announce& a, const store::RetainedDelivery& held)
   if (held.retention >= a.retention) return std::nullopt;
   return protocol::Refuse{a.delivery_id, RefuseReason::kRetention,
                           "delivery " + a.delivery_id + " is already retained as " +
-                              std::string(protocol::RetentionName(held.retention)) +
-                              ", weaker than " + std::string(protocol::RetentionName(a.retention))};
+                              std::string(writ::RetentionName(held.retention)) +
+                              ", weaker than " + std::string(writ::RetentionName(a.retention))};
 }
 
 bool HeldForThisSender(const store::RetainedDelivery& held, const std::string& identity) {

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <nlohmann/json.hpp>
 
+#include "common/hex.h"
 #include "receipt/signing.h"
 #include "receiver/admission.h"
 #include "receiver/held_delivery_writer.h"
@@ -254,7 +255,7 @@ std::optional<protocol::Refuse> Connection::CheckRequest(const protocol::Announc
 // Opens the store's writer; the delivery then holds `admitted` until it ends.
 Status Connection::BeginDelivery(const protocol::Announce& a, AdmittedDelivery admitted,
                                  bool redelivery) {
-  auto digester = protocol::Digester::Create(a.rule);
+  auto digester = vocabulary::Digester::Create(a.rule);
   store::DeliveryMeta meta{a.delivery_id, a.bytes, a.chunk_size, a.rule, a.digest, identity_};
   Result<std::unique_ptr<store::PayloadWriter>> writer =
       !digester.ok() ? Result<std::unique_ptr<store::PayloadWriter>>(digester.status())
@@ -299,10 +300,10 @@ Status Connection::OnQuery(const protocol::Query& q) {
   } else {
     const store::RetainedDelivery& d = **held;
     answer["state"] = "retained";
-    answer["retention"] = protocol::RetentionName(d.retention);
+    answer["retention"] = writ::RetentionName(d.retention);
     answer["bytes"] = d.meta.bytes;
-    answer["rule"] = protocol::RuleName(d.meta.rule);
-    answer["digest"] = protocol::ToHex(d.meta.digest);
+    answer["rule"] = writ::RuleName(d.meta.rule);
+    answer["digest"] = writ::ToHex(d.meta.digest);
     answer["receipts"] = json::array();
     for (const auto& r : d.receipts) {
       // Stored by this receiver, so JSON; should one not parse, it is passed on as text
@@ -463,7 +464,7 @@ Status Connection::Finish() {
     return Refuse(a.delivery_id, RefuseReason::kValidation,
                   "validation failed: the " + std::to_string(a.bytes) + " bytes received for " +
                       a.delivery_id + " do not match the announced " +
-                      std::string(protocol::RuleName(a.rule)) + " digest");
+                      std::string(writ::RuleName(a.rule)) + " digest");
   }
   WRIT_RETURN_IF_ERROR(SendReceipt(ValidatedReceipt(core_, ref)));
   if (core_.options.processing) {

@@ -5,7 +5,7 @@
 namespace writ::receiver {
 
 InboundDelivery::InboundDelivery(protocol::Announce announce,
-                                 std::unique_ptr<protocol::Digester> digester,
+                                 std::unique_ptr<vocabulary::Digester> digester,
                                  std::unique_ptr<store::PayloadWriter> writer)
     : announce_(std::move(announce)),
       chunks_(announce_.bytes == 0

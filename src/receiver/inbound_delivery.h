@@ -15,11 +15,11 @@
 #include <vector>
 
 #include "fabric/memory_region.h"
-#include "protocol/digest.h"
 #include "protocol/messages.h"
 #include "receiver/reservation.h"
 #include "receiver/window_pool.h"
 #include "store/store.h"
+#include "vocabulary/digest.h"
 
 namespace writ::receiver {
 
@@ -38,7 +38,7 @@ struct LiveWindow {
 
 class InboundDelivery {
  public:
-  InboundDelivery(protocol::Announce announce, std::unique_ptr<protocol::Digester> digester,
+  InboundDelivery(protocol::Announce announce, std::unique_ptr<vocabulary::Digester> digester,
                   std::unique_ptr<store::PayloadWriter> writer);
 
   const protocol::Announce& announce() const { return announce_; }
@@ -86,7 +86,7 @@ class InboundDelivery {
 
   protocol::Announce announce_;
   uint64_t chunks_;
-  std::unique_ptr<protocol::Digester> digester_;
+  std::unique_ptr<vocabulary::Digester> digester_;
   std::unique_ptr<store::PayloadWriter> writer_;
   std::deque<LiveWindow> windows_;  // ordered by first_chunk
   uint64_t next_grant_chunk_ = 0;

@@ -17,6 +17,7 @@
 #include "receiver/connection.h"
 #include "receiver/receiver_core.h"
 #include "receiver/receiver_start.h"
+#include "receiver/test_seams.h"
 #include "store/fault_env.h"
 #include "store/routing_store.h"
 #include "store/volatile_store.h"
@@ -39,8 +40,8 @@ std::string DefaultIdentityDir(const std::string& data_dir) {
 
 class ReceiverImpl : public Receiver {
  public:
-  ReceiverImpl(ReceiverOptions options, fabric::FabricOpener open_fabric)
-      : open_fabric_(std::move(open_fabric)) {
+  ReceiverImpl(ReceiverOptions options, fabric::FabricOpener open_fabric, std::string store_faults)
+      : open_fabric_(std::move(open_fabric)), store_faults_(std::move(store_faults)) {
     core_.options = std::move(options);
   }
   ~ReceiverImpl() override { (void)Stop(); }
@@ -87,17 +88,19 @@ class ReceiverImpl : public Receiver {
   };
   std::list<Running> conns_ GUARDED_BY(conns_mu_);
   bool stopped_ = false;
+  std::string store_faults_;  // tests only: receiver/test_seams.h
 };
 
 // The --data store, after its recovery; tells on_store_event what recovery found.
-Result<std::unique_ptr<store::Store>> OpenDurableStore(const ReceiverOptions& opt) {
+Result<std::unique_ptr<store::Store>> OpenDurableStore(const ReceiverOptions& opt,
+                                                       const std::string& store_faults) {
   store::DurableOptions dopt;
   WRIT_ASSIGN_OR_RETURN(dopt.verify, store::ParseVerifyOnStart(opt.verify_on_start));
   dopt.log = opt.on_store_event;
   dopt.scrub_bytes_per_second = opt.scrub_bytes_per_second;
   store::FaultInjectionEnv* faults = nullptr;
-  if (!opt.test_store_faults.empty()) {
-    auto env = store::FaultInjectionEnv::Parse(opt.test_store_faults, store::Env::Default());
+  if (!store_faults.empty()) {
+    auto env = store::FaultInjectionEnv::Parse(store_faults, store::Env::Default());
     if (!env.ok()) return env.status().Annotate("test store faults");
     faults = env->get();
     faults->set_on_inject(opt.on_store_event);
@@ -133,7 +136,7 @@ Status ReceiverImpl::Init() {
   // defaults to DATA/identity) and before any sender is accepted.
   std::unique_ptr<store::Store> durable;
   if (!opt.data_dir.empty()) {
-    WRIT_ASSIGN_OR_RETURN(durable, OpenDurableStore(opt));
+    WRIT_ASSIGN_OR_RETURN(durable, OpenDurableStore(opt, store_faults_));
   }
   std::string identity_dir = opt.identity_dir;
   if (identity_dir.empty()) identity_dir = DefaultIdentityDir(opt.data_dir);
@@ -356,8 +359,10 @@ Result<ShutdownSummary> ReceiverImpl::Shutdown(std::chrono::milliseconds drain) 
 namespace receiver {
 
 Result<std::unique_ptr<Receiver>> StartReceiver(ReceiverOptions options,
-                                                fabric::FabricOpener open_fabric) {
-  auto receiver = std::make_unique<ReceiverImpl>(std::move(options), std::move(open_fabric));
+                                                fabric::FabricOpener open_fabric,
+                                                std::string store_faults) {
+  auto receiver = std::make_unique<ReceiverImpl>(std::move(options), std::move(open_fabric),
+                                                 std::move(store_faults));
   WRIT_RETURN_IF_ERROR(receiver->Init());
   return std::unique_ptr<Receiver>(std::move(receiver));
 }
@@ -365,7 +370,12 @@ Result<std::unique_ptr<Receiver>> StartReceiver(ReceiverOptions options,
 }  // namespace receiver
 
 Result<std::unique_ptr<Receiver>> Receiver::Start(ReceiverOptions options) {
-  return receiver::StartReceiver(std::move(options), fabric::OpenFabricNode);
+  return receiver::StartReceiver(std::move(options), fabric::OpenFabricNode, "");
+}
+
+Result<std::unique_ptr<Receiver>> receiver::StartWithStoreFaults(ReceiverOptions options,
+                                                                 std::string faults) {
+  return StartReceiver(std::move(options), fabric::OpenFabricNode, std::move(faults));
 }
 
 }  // namespace writ

@@ -1,6 +1,7 @@
 #include "receiver/receiver_receipts.h"
 
-#include "protocol/digest.h"
+#include "common/hex.h"
+#include "vocabulary/digest.h"
 
 namespace writ::receiver {
 namespace {
@@ -23,8 +24,8 @@ DeliveryRef RefOf(const protocol::Announce& a) {
   DeliveryRef ref;
   ref.id = a.delivery_id;
   ref.bytes = a.bytes;
-  ref.rule = std::string(protocol::RuleName(a.rule));
-  ref.digest = protocol::ToHex(a.digest);
+  ref.rule = std::string(writ::RuleName(a.rule));
+  ref.digest = writ::ToHex(a.digest);
   ref.chunk_size = a.chunk_size;
   ref.chunks = a.bytes == 0 ? 0 : (a.bytes + a.chunk_size - 1) / a.chunk_size;
   return ref;
@@ -64,7 +65,7 @@ Receipt RetainedReceipt(const ReceiverCore& core, const DeliveryRef& ref,
                         const store::RetentionEvidence& ev) {
   Receipt r = Base(core, ref, ReceiptRung::kRetained, "receiver store");
   RetentionPromise p;
-  p.retention = std::string(protocol::RetentionName(ev.retention));
+  p.retention = std::string(writ::RetentionName(ev.retention));
   p.acknowledged_point = ev.acknowledged_point;
   p.survives = std::string(SurvivesName(ev.retention));
   p.promise_after_failure = ev.promise_after_failure;

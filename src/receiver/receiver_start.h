@@ -4,6 +4,7 @@
 #pragma once
 
 #include <memory>
+#include <string>
 
 #include "fabric/fabric_port.h"
 #include "writ/receiver.h"
@@ -11,7 +12,9 @@
 
 namespace writ::receiver {
 
+// `store_faults`: see StartWithStoreFaults (receiver/test_seams.h); empty in production.
 Result<std::unique_ptr<Receiver>> StartReceiver(ReceiverOptions options,
-                                                fabric::FabricOpener open_fabric);
+                                                fabric::FabricOpener open_fabric,
+                                                std::string store_faults = "");
 
 }  // namespace writ::receiver

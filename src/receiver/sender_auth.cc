@@ -3,8 +3,9 @@
 #include <cstring>
 #include <fstream>
 
+#include "common/hex.h"
 #include "protocol/codec.h"
-#include "protocol/digest.h"
+#include "vocabulary/digest.h"
 
 namespace writ::receiver {
 
@@ -80,7 +81,7 @@ Result<std::string> SenderAuth::Check(const Signed& m, const std::vector<uint8_t
                            " s from now, outside the " + std::to_string(kFreshness.count()) +
                            "-minute window");
   }
-  const std::string nonce_key = key_id + protocol::ToHex(m.nonce);
+  const std::string nonce_key = key_id + writ::ToHex(m.nonce);
   MutexLock lock(replay_->mu);
   if (!replay_->seen.Insert(nonce_key, static_cast<int64_t>(m.time_ms) + window_ms, now_ms)) {
     return Status::Refused("auth: replayed " + what + ": nonce already used by key " + key_id);

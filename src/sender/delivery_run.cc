@@ -7,11 +7,12 @@
 #include <cerrno>
 #include <thread>
 
+#include "common/hex.h"
 #include "protocol/codec.h"
-#include "protocol/digest.h"
 #include "receipt/context.h"
 #include "receipt/signing.h"
 #include "sender/request_signing.h"
+#include "vocabulary/digest.h"
 
 namespace writ::sender {
 namespace {
@@ -94,7 +95,7 @@ Status Prepare(DeliverySource source, const DeliveryOptions& opt, DeliveryOutcom
   DeliverySource& src = *prepared.source;
   out.delivery.id = opt.id.empty() ? src.name() : opt.id;
   out.delivery.bytes = src.size();
-  out.delivery.rule = std::string(protocol::RuleName(opt.rule));
+  out.delivery.rule = std::string(writ::RuleName(opt.rule));
   prepared.chunk_size =
       out.delivery.bytes == 0 ? opt.chunk_size : std::min(opt.chunk_size, out.delivery.bytes);
   out.delivery.chunk_size = prepared.chunk_size;
@@ -108,7 +109,7 @@ Status Prepare(DeliverySource source, const DeliveryOptions& opt, DeliveryOutcom
     if (Status mapped = src.Map(); !mapped.ok()) out.source_note = mapped.message();
   }
   WRIT_ASSIGN_OR_RETURN(prepared.digest, src.Digest(opt.rule));
-  out.delivery.digest = protocol::ToHex(prepared.digest);
+  out.delivery.digest = writ::ToHex(prepared.digest);
   out.portion_request_ids.assign(out.delivery.chunks, 0);
   return Status::Ok();
 }
@@ -138,7 +139,7 @@ Status DeliveryRun::ChooseSourcePath() {
                            : "smaller than " + std::to_string(kZeroCopyMinBytes) + " bytes";
   }
   // Staging serves every chunk without a registered source, and a corrupted chunk.
-  if (out_.delivery.bytes > 0 && (!source_region_.open() || opt_.corrupt_chunk)) {
+  if (out_.delivery.bytes > 0 && (!source_region_.open() || prepared_.corrupt_chunk)) {
     WRIT_RETURN_IF_ERROR(link_.EnsureStaging(std::min(chunk_size_, out_.delivery.bytes)));
   }
   return Status::Ok();
@@ -335,7 +336,8 @@ Status DeliveryRun::PostReady() {
     slot.window = window;
     slot.attempt = 0;
     slot.length = std::min(chunk_size_, out_.delivery.bytes - chunk * chunk_size_);
-    const bool corrupt = opt_.corrupt_chunk && *opt_.corrupt_chunk == chunk && slot.length > 0;
+    const bool corrupt =
+        prepared_.corrupt_chunk && *prepared_.corrupt_chunk == chunk && slot.length > 0;
     slot.staged = !source_region_.open() || corrupt;
     if (slot.staged) {
       std::span<uint8_t> bytes(link_.staging_slot(i), slot.length);
@@ -460,7 +462,7 @@ Status DeliveryRun::Quiesce(std::chrono::milliseconds timeout) {
 
 void DeliveryRun::AddReceipt(Receipt receipt) {
   if (receipt.rung == ReceiptRung::kRetained && receipt.retention) {
-    auto cls = protocol::ParseRetention(receipt.retention->retention);
+    auto cls = writ::ParseRetention(receipt.retention->retention);
     if (cls.ok() && (!out_.reached_retention || *cls > *out_.reached_retention)) {
       out_.reached_retention = *cls;
     }
@@ -495,7 +497,7 @@ bool DeliveryRun::Done() const {
 std::string DeliveryRun::LastRung() const {
   std::string last = out_.reached_rung ? std::string(ReceiptRungName(*out_.reached_rung)) : "none";
   if (out_.reached_retention) {
-    last += ", retained " + std::string(protocol::RetentionName(*out_.reached_retention));
+    last += ", retained " + std::string(writ::RetentionName(*out_.reached_retention));
   }
   return last;
 }

@@ -26,6 +26,9 @@ struct PreparedDelivery {
   std::optional<DeliverySource> source;
   std::vector<uint8_t> digest;
   uint64_t chunk_size = 0;  // the requested one, or the whole delivery when smaller
+  // Tests only (src/sender/test_seams.h): flip one byte of this chunk after the digest
+  // was announced; that chunk always goes through staging, so the source is never touched.
+  std::optional<uint64_t> corrupt_chunk;
 };
 
 Status CheckDeliveryOptions(const DeliveryOptions& options);

@@ -16,7 +16,7 @@
 #include "common/io_buffer.h"
 #include "common/mutex.h"
 #include "common/unlinked_file.h"
-#include "protocol/digest.h"
+#include "vocabulary/digest.h"
 
 namespace writ::sender {
 namespace {
@@ -140,7 +140,7 @@ Status DeliverySource::Read(uint64_t offset, std::span<uint8_t> out) const {
 }
 
 Result<std::vector<uint8_t>> DeliverySource::Digest(Rule rule) const {
-  WRIT_ASSIGN_OR_RETURN(auto digester, protocol::Digester::Create(rule));
+  WRIT_ASSIGN_OR_RETURN(auto digester, vocabulary::Digester::Create(rule));
   if (fd_ < 0) {
     digester->Update(mapped_);
     return digester->Finish();
@@ -156,7 +156,7 @@ Result<std::vector<uint8_t>> DeliverySource::Digest(Rule rule) const {
   return digester->Finish();
 }
 
-Status DeliverySource::DigestSerial(protocol::Digester& digester) const {
+Status DeliverySource::DigestSerial(vocabulary::Digester& digester) const {
   IoBuffer block(
       static_cast<size_t>(std::min<uint64_t>(kDigestBlock, std::max<uint64_t>(size_, 1))));
   for (uint64_t offset = 0; offset < size_;) {
@@ -168,7 +168,7 @@ Status DeliverySource::DigestSerial(protocol::Digester& digester) const {
   return Status::Ok();
 }
 
-Status DeliverySource::DigestPipelined(protocol::Digester& digester) const {
+Status DeliverySource::DigestPipelined(vocabulary::Digester& digester) const {
   struct Slot {
     IoBuffer bytes{kPipelinedBlock};
     size_t length = 0;

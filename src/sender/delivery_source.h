@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "protocol/digest.h"
+#include "vocabulary/digest.h"
 #include "writ/status.h"
 #include "writ/types.h"
 
@@ -44,8 +44,8 @@ class DeliverySource {
   Status Read(uint64_t offset, std::span<uint8_t> out) const;
 
  private:
-  Status DigestSerial(protocol::Digester& digester) const;
-  Status DigestPipelined(protocol::Digester& digester) const;
+  Status DigestSerial(vocabulary::Digester& digester) const;
+  Status DigestPipelined(vocabulary::Digester& digester) const;
   DeliverySource(int fd, uint64_t size, std::string name, bool regular_file)
       : fd_(fd), size_(size), name_(std::move(name)), regular_file_(regular_file) {}
   int fd_ = -1;

@@ -180,24 +180,25 @@ std::string OutcomeToJson(const DeliveryOutcome& o, const DeliveryOptions& optio
   json reached{
       {"rung", o.reached_rung ? json(std::string(ReceiptRungName(*o.reached_rung))) : json()},
       {"retention", o.reached_retention
-                        ? json(std::string(protocol::RetentionName(*o.reached_retention)))
+                        ? json(std::string(writ::RetentionName(*o.reached_retention)))
                         : json()}};
-  json out{{"delivery",
-            {{"id", o.delivery.id},
-             {"bytes", o.delivery.bytes},
-             {"chunks", o.delivery.chunks},
-             {"chunk_size", o.delivery.chunk_size},
-             {"rule", o.delivery.rule},
-             {"digest", o.delivery.digest}}},
-           {"context", ContextJson(o.context)},
-           {"work_completions", wcs},
-           {"receipts", receipts},
-           {"reached", reached},
-           {"requested",
-            {{"rung", std::string(protocol::RungName(options.until))},
-             {"retention", std::string(protocol::RetentionName(
-                               options.retention.value_or(RetentionClass::kVolatile)))}}},
-           {"bytes_moved", o.bytes_moved}};
+  json out{
+      {"delivery",
+       {{"id", o.delivery.id},
+        {"bytes", o.delivery.bytes},
+        {"chunks", o.delivery.chunks},
+        {"chunk_size", o.delivery.chunk_size},
+        {"rule", o.delivery.rule},
+        {"digest", o.delivery.digest}}},
+      {"context", ContextJson(o.context)},
+      {"work_completions", wcs},
+      {"receipts", receipts},
+      {"reached", reached},
+      {"requested",
+       {{"rung", std::string(writ::RungName(options.until))},
+        {"retention",
+         std::string(writ::RetentionName(options.retention.value_or(RetentionClass::kVolatile)))}}},
+      {"bytes_moved", o.bytes_moved}};
   if (!o.source_path.empty()) {
     out["source"] = {{"path", o.source_path}, {"note", o.source_note}};
   }

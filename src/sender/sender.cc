@@ -6,6 +6,7 @@
 #include "sender/delivery_run.h"
 #include "sender/delivery_source.h"
 #include "sender/link.h"
+#include "sender/test_seams.h"
 
 namespace writ {
 
@@ -30,6 +31,7 @@ class Sender::Impl {
   // Runs one delivery whose source is already open (and digested: `prepared`).
   void Deliver(const DeliveryOptions& options, PreparedDelivery& prepared, DeliveryOutcome& out) {
     ++deliveries_;
+    if (corrupt_chunk_) prepared.corrupt_chunk = corrupt_chunk_;
     if (!health_.ok()) {
       out.status = health_;
       return;
@@ -117,6 +119,7 @@ class Sender::Impl {
   std::string pending_id_;  // returned to the caller, not yet ended by the receiver
   std::string last_id_;     // the last delivery announced
   uint64_t deliveries_ = 0;
+  std::optional<uint64_t> corrupt_chunk_;  // tests only: sender/test_seams.h
 };
 
 Sender::Sender(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
@@ -189,12 +192,14 @@ DeliveryOptions DeliveryOptionsOf(const SendOptions& o) {
   d.max_attempts = o.max_attempts;
   d.stall_timeout = o.stall_timeout;
   d.progress = o.progress;
-  d.corrupt_chunk = o.corrupt_chunk;
   d.source = o.source;
   return d;
 }
 
-DeliveryOutcome Send(const std::string& path, const SendOptions& options) {
+namespace {
+
+DeliveryOutcome SendOnce(const std::string& path, const SendOptions& options,
+                         std::optional<uint64_t> corrupt_chunk) {
   DeliveryOutcome out;
   const DeliveryOptions delivery = DeliveryOptionsOf(options);
   out.status = sender::CheckDeliveryOptions(delivery);
@@ -206,6 +211,7 @@ DeliveryOutcome Send(const std::string& path, const SendOptions& options) {
   PreparedDelivery prepared;
   out.status = OpenAndPrepare(path, delivery, out, prepared);
   if (!out.status.ok()) return out;
+  prepared.corrupt_chunk = corrupt_chunk;
   auto session = Sender::Impl::Connect(SessionOptionsOf(options));
   if (!session.ok()) {
     out.status = session.status();
@@ -213,6 +219,21 @@ DeliveryOutcome Send(const std::string& path, const SendOptions& options) {
   }
   (*session)->Deliver(delivery, prepared, out);
   return out;
+}
+
+}  // namespace
+
+DeliveryOutcome Send(const std::string& path, const SendOptions& options) {
+  return SendOnce(path, options, std::nullopt);
+}
+
+void sender::TestSeams::CorruptChunk(Sender& session, std::optional<uint64_t> chunk) {
+  session.impl_->corrupt_chunk_ = chunk;
+}
+
+DeliveryOutcome sender::TestSeams::SendCorrupting(const std::string& path,
+                                                  const SendOptions& options, uint64_t chunk) {
+  return SendOnce(path, options, chunk);
 }
 
 }  // namespace writ

@@ -6,12 +6,13 @@
 #include <cinttypes>
 #include <cstdio>
 
+#include "common/hex.h"
 #include "common/io_buffer.h"
-#include "protocol/digest.h"
-#include "protocol/messages.h"
 #include "store/quarantine.h"
 #include "store/scrubber.h"
 #include "store/sync_description.h"
+#include "vocabulary/digest.h"
+#include "writ/vocabulary.h"
 
 namespace writ::store {
 namespace {
@@ -493,7 +494,7 @@ Status DurableStore::Stream(const IndexRow& row,
                             const std::function<Status(std::span<const uint8_t>)>& sink) {
   WRIT_ASSIGN_OR_RETURN(int payload_fd, OpenPayload(row));
   auto fd = &payload_fd;
-  WRIT_ASSIGN_OR_RETURN(auto digester, protocol::Digester::Create(row.rule));
+  WRIT_ASSIGN_OR_RETURN(auto digester, vocabulary::Digester::Create(row.rule));
   IoBuffer block(static_cast<size_t>(std::min<uint64_t>(kBlock, std::max<uint64_t>(row.bytes, 1))));
   Status s;
   uint64_t done = 0;
@@ -523,9 +524,9 @@ Status DurableStore::Stream(const IndexRow& row,
   if (!s.ok()) return s;
   const std::vector<uint8_t> got = digester->Finish();
   if (got != row.digest) {
-    return Status::Validation(
-        row.id + ": its bytes have " + std::string(protocol::RuleName(row.rule)) + " " +
-        protocol::ToHex(got) + ", not the recorded " + protocol::ToHex(row.digest));
+    return Status::Validation(row.id + ": its bytes have " + std::string(writ::RuleName(row.rule)) +
+                              " " + writ::ToHex(got) + ", not the recorded " +
+                              writ::ToHex(row.digest));
   }
   return Status::Ok();
 }
@@ -546,10 +547,10 @@ Status DurableStore::Recover(RecoveryReport* report) {
   uint64_t max_seq = 0;
   for (const IndexRow& row : rows) {
     max_seq = std::max(max_seq, SeqOf(row.location));
-    const std::string what = row.id + " (" + std::string(protocol::RetentionName(row.retention)) +
+    const std::string what = row.id + " (" + std::string(writ::RetentionName(row.retention)) +
                              ", " + std::to_string(row.bytes) + " bytes, " +
-                             std::string(protocol::RuleName(row.rule)) + " " +
-                             protocol::ToHex(row.digest) + ")";
+                             std::string(writ::RuleName(row.rule)) + " " + writ::ToHex(row.digest) +
+                             ")";
     if (row.state != RowState::kReceipted) {
       report->unreceipted.push_back(row.id);
       drop.push_back(row.id);
@@ -564,8 +565,8 @@ Status DurableStore::Recover(RecoveryReport* report) {
     if (s.code() == ErrorCode::kValidation) {
       std::string why = s.message();
       if (why.rfind(row.id + ": ", 0) == 0) why = why.substr(row.id.size() + 2);
-      report->corrupt.push_back(row.id + " (" +
-                                std::string(protocol::RetentionName(row.retention)) + "): " + why);
+      report->corrupt.push_back(row.id + " (" + std::string(writ::RetentionName(row.retention)) +
+                                "): " + why);
       drop.push_back(row.id);
       dropped[row.location] = "recovery: delivery " + what + " is corrupt: " + why;
       continue;
@@ -722,10 +723,10 @@ Status DurableStore::QuarantineRow(const IndexRow& row, const std::string& why) 
         ") but its row could not be dropped: " + deleted.message());
     return deleted;
   }
-  const std::string what = row.id + " (" + std::string(protocol::RetentionName(row.retention)) +
-                           ", " + std::to_string(row.bytes) + " bytes, " +
-                           std::string(protocol::RuleName(row.rule)) + " " +
-                           protocol::ToHex(row.digest) + ")";
+  const std::string what = row.id + " (" + std::string(writ::RetentionName(row.retention)) + ", " +
+                           std::to_string(row.bytes) + " bytes, " +
+                           std::string(writ::RuleName(row.rule)) + " " + writ::ToHex(row.digest) +
+                           ")";
   Status moved = IsPayloadLocation(row.location)
                      ? MoveToQuarantine(env_, dir_, row.location, "delivery " + what + ": " + why)
                      : Status::Ok();  // a location the store never made: nothing of ours to move
@@ -771,7 +772,7 @@ Result<std::unique_ptr<PayloadWriter>> DurableStore::Begin(const DeliveryMeta& m
                                                            RetentionClass retention) {
   if (!Offers(retention)) {
     return Status::Retention("the durable store does not hold " +
-                             std::string(protocol::RetentionName(retention)) + " deliveries");
+                             std::string(writ::RetentionName(retention)) + " deliveries");
   }
   if (options_.read_only) return Status::Unsupported("the store is open read-only");
   if (retention == RetentionClass::kPowerLoss) {

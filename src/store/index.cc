@@ -9,8 +9,9 @@
 #include <new>
 #include <nlohmann/json.hpp>
 
-#include "protocol/digest.h"
-#include "protocol/messages.h"
+#include "common/hex.h"
+#include "vocabulary/digest.h"
+#include "writ/vocabulary.h"
 
 namespace writ::store {
 namespace {
@@ -415,9 +416,9 @@ Result<IndexRow> RowFrom(Stmt& st) {
   row.id = st.Col(0);
   row.bytes = st.ColInt(1);
   row.chunk_size = st.ColInt(2);
-  WRIT_ASSIGN_OR_RETURN(row.rule, protocol::ParseRule(st.Col(3)));
-  WRIT_ASSIGN_OR_RETURN(row.digest, protocol::FromHex(st.Col(4)));
-  WRIT_ASSIGN_OR_RETURN(row.retention, protocol::ParseRetention(st.Col(5)));
+  WRIT_ASSIGN_OR_RETURN(row.rule, writ::ParseRule(st.Col(3)));
+  WRIT_ASSIGN_OR_RETURN(row.digest, writ::FromHex(st.Col(4)));
+  WRIT_ASSIGN_OR_RETURN(row.retention, writ::ParseRetention(st.Col(5)));
   row.location = st.Col(6);
   auto receipts = nlohmann::json::parse(st.Col(7), nullptr, false);
   if (!receipts.is_array())
@@ -531,9 +532,9 @@ Status Index::Insert(const IndexRow& row, IndexSync mode, IndexCommit* commit,
     st.Text(1, row.id);
     st.Int(2, row.bytes);
     st.Int(3, row.chunk_size);
-    st.Text(4, std::string(protocol::RuleName(row.rule)));
-    st.Text(5, protocol::ToHex(row.digest));
-    st.Text(6, std::string(protocol::RetentionName(row.retention)));
+    st.Text(4, std::string(writ::RuleName(row.rule)));
+    st.Text(5, writ::ToHex(row.digest));
+    st.Text(6, std::string(writ::RetentionName(row.retention)));
     st.Text(7, row.location);
     st.Text(8, ReceiptsJson(row.receipts));
     st.Text(9, RowStateName(row.state));

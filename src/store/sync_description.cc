@@ -1,6 +1,6 @@
 #include "store/sync_description.h"
 
-#include "protocol/digest.h"
+#include "vocabulary/digest.h"
 #include "protocol/messages.h"
 
 namespace writ::store {
@@ -76,8 +76,8 @@ void DescribeProcessRestart(const SyncSteps& s, const std::string& result, const
 RetentionEvidence DescribeCommit(const SyncSteps& steps, const DeliveryMeta& meta,
                                  const StorePlace& place) {
   const std::string object = meta.id + " (" + std::to_string(meta.bytes) + " bytes, " +
-                             std::string(protocol::RuleName(meta.rule)) + " " +
-                             protocol::ToHex(meta.digest) + ")";
+                             std::string(writ::RuleName(meta.rule)) + " " +
+                             writ::ToHex(meta.digest) + ")";
   const std::string result = "`writ query " + meta.id + "` returns " + object +
                              " as retained and `writ store cat " + meta.id + " --data " +
                              place.dir + "` yields " + std::to_string(meta.bytes) +

@@ -206,7 +206,7 @@ int RunInitiator(const std::map<std::string, std::string>& flags) {
   const std::string target = flags.at("--target");
   const std::string scenario = flags.at("--scenario");
   auto level = ParseCompletionLevel(flags.count("--level") ? flags.at("--level") : "delivery");
-  if (!level) Die("bad --level");
+  if (!level.ok()) Die("bad --level");
   const RegionDescriptor remote = Must(RegionDescriptor::Decode(flags.at("--region")), "region");
 
   NodeOptions options;

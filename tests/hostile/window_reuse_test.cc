@@ -7,9 +7,10 @@
 
 #include <regex>
 
+#include "common/hex.h"
 #include "notifying_sender.h"
-#include "protocol/digest.h"
 #include "requirement.h"
+#include "vocabulary/digest.h"
 #include "writ_harness.h"
 
 namespace writ::testing {
@@ -34,7 +35,7 @@ Victim Deliver(Serve& serve, const TempDir& dir, const std::string& id, uint64_t
   EXPECT_EQ(sent.exit_code, 0) << sent.err;
   CommandRun query = RunWrit({"query", id, "--to", serve.address(), "--json"});
   EXPECT_EQ(query.exit_code, 0) << query.err;
-  auto digest = protocol::FromHex(query.json.value("digest", ""));
+  auto digest = writ::FromHex(query.json.value("digest", ""));
   EXPECT_TRUE(digest.ok()) << query.out;
   return Victim{id, bytes, digest.ok() ? *digest : std::vector<uint8_t>{}};
 }

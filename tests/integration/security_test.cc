@@ -7,9 +7,9 @@
 
 #include "protocol/codec.h"
 #include "protocol/control_channel.h"
-#include "protocol/digest.h"
 #include "receipt/identity.h"
 #include "requirement.h"
+#include "vocabulary/digest.h"
 #include "writ_harness.h"
 
 namespace writ::testing {

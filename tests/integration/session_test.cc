@@ -10,10 +10,12 @@
 #include <iterator>
 #include <set>
 
+#include "common/hex.h"
 #include "protocol/codec.h"
-#include "protocol/digest.h"
 #include "provider_matrix.h"
 #include "requirement.h"
+#include "sender/test_seams.h"
+#include "vocabulary/digest.h"
 #include "writ/sender.h"
 #include "writ_harness.h"
 
@@ -60,10 +62,10 @@ std::vector<uint8_t> ReadAll(const std::string& path) {
 }
 
 std::string DigestOf(const std::vector<uint8_t>& bytes) {
-  auto digester = protocol::Digester::Create(Rule::kXxh3_128);
+  auto digester = vocabulary::Digester::Create(Rule::kXxh3_128);
   EXPECT_TRUE(digester.ok());
   (*digester)->Update(bytes);
-  return protocol::ToHex((*digester)->Finish());
+  return writ::ToHex((*digester)->Finish());
 }
 
 std::vector<std::string> RungNames(const DeliveryOutcome& o) {
@@ -186,8 +188,9 @@ TEST_P(Sessions, FailedValidationInTheMiddleLeavesTheSessionUsable) {
   for (SourcePath source : {SourcePath::kZeroCopy, SourcePath::kStaging}) {
     DeliveryOptions bad = Options("corrupt-" + std::to_string(static_cast<int>(source)), kMiB);
     bad.source = source;
-    bad.corrupt_chunk = 1;
+    sender::TestSeams::CorruptChunk(*sender, 1);
     DeliveryOutcome o = sender->Send(path, bad);
+    sender::TestSeams::CorruptChunk(*sender, std::nullopt);
     EXPECT_EQ(o.status.code(), ErrorCode::kValidation) << o.status.ToString();
     EXPECT_EQ(o.delivery.digest, digest);
     for (const auto& r : o.receipts) EXPECT_NE(r.rung, ReceiptRung::kValidated);

@@ -1,13 +1,14 @@
-#include "protocol/digest.h"
+#include "vocabulary/digest.h"
 
 #include <gtest/gtest.h>
 
 #include <random>
 
+#include "common/hex.h"
 #include "random_bytes.h"
 #include "test_util.h"
 
-namespace writ::protocol {
+namespace writ::vocabulary {
 namespace {
 
 std::span<const uint8_t> AsBytes(std::string_view s) {
@@ -168,4 +169,4 @@ TEST(Hex, Refused) {
 }
 
 }  // namespace
-}  // namespace writ::protocol
+}  // namespace writ::vocabulary

@@ -10,8 +10,10 @@
 #include <cstring>
 #include <filesystem>
 
+#include "common/hex.h"
 #include "store/routing_store.h"
 #include "store_test_util.h"
+#include "writ/vocabulary.h"
 
 namespace writ::store::testing {
 namespace {
@@ -92,7 +94,7 @@ TEST(DurableStore, PowerLossRoundTripAndExactSyncSequence) {
   EXPECT_THAT(ev.promise_after_failure, HasSubstr("power loss"));
   EXPECT_THAT(ev.promise_after_failure, HasSubstr("writ query pl-1"));
   EXPECT_THAT(ev.promise_after_failure, HasSubstr("writ store cat pl-1"));
-  EXPECT_THAT(ev.promise_after_failure, HasSubstr(protocol::ToHex(meta.digest)));
+  EXPECT_THAT(ev.promise_after_failure, HasSubstr(writ::ToHex(meta.digest)));
 
   auto held = store->Lookup("pl-1");
   ASSERT_TRUE(held.ok() && held->has_value());
@@ -466,7 +468,7 @@ TEST(DurableStore, FaultAtEveryStepOfRetention) {
     for (const std::string& op : ops) {
       for (const char* err : {"EIO", "ENOSPC"}) {
         for (int nth = 1;; ++nth) {
-          SCOPED_TRACE(std::string(protocol::RetentionName(retention)) + " " + op + "@" +
+          SCOPED_TRACE(std::string(writ::RetentionName(retention)) + " " + op + "@" +
                        std::to_string(nth) + "=" + err);
           TempDir dir;
           const auto earlier = Bytes(20, 12345), bytes = Bytes(21 + nth, 3 * 4096 + 5);

@@ -11,11 +11,11 @@
 #include <string>
 #include <vector>
 
-#include "protocol/digest.h"
 #include "random_bytes.h"
 #include "store/durable_store.h"
 #include "store/fault_env.h"
 #include "temp_dir.h"
+#include "vocabulary/digest.h"
 
 namespace writ::store::testing {
 
@@ -27,7 +27,7 @@ inline std::vector<uint8_t> Bytes(uint64_t seed, size_t n) {
 
 inline DeliveryMeta MetaFor(const std::string& id, const std::vector<uint8_t>& bytes,
                             uint64_t chunk = 4096, Rule rule = Rule::kXxh3_128) {
-  auto digest = protocol::DigestOf(rule, bytes);
+  auto digest = vocabulary::DigestOf(rule, bytes);
   EXPECT_TRUE(digest.ok());
   return DeliveryMeta{
       id, bytes.size(), chunk, rule, digest.ok() ? *digest : std::vector<uint8_t>{}, /*sender=*/""};

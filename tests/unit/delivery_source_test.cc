@@ -10,9 +10,9 @@
 #include <string>
 #include <vector>
 
-#include "protocol/digest.h"
 #include "random_bytes.h"
 #include "temp_dir.h"
+#include "vocabulary/digest.h"
 
 namespace writ::sender {
 namespace {
@@ -37,7 +37,7 @@ class TempFile {
 std::vector<uint8_t> RandomBytes(size_t n) { return writ::testing::RandomBytes(n, n); }
 
 std::vector<uint8_t> DigestOf(const std::vector<uint8_t>& bytes, Rule rule) {
-  auto digester = protocol::Digester::Create(rule);
+  auto digester = vocabulary::Digester::Create(rule);
   EXPECT_TRUE(digester.ok());
   (*digester)->Update(bytes);
   return (*digester)->Finish();

@@ -41,7 +41,7 @@ struct Fixture {
     a.chunk_size = 10;
     a.rule = Rule::kCrc32c;
     delivery = std::make_unique<InboundDelivery>(
-        a, std::move(protocol::Digester::Create(Rule::kCrc32c)).value(),
+        a, std::move(vocabulary::Digester::Create(Rule::kCrc32c)).value(),
         std::make_unique<MemoryWriter>(writes));
   }
 
@@ -85,7 +85,7 @@ TEST(InboundDelivery, ConsumesWholeWindowsInOrderOnceAllTheirChunksAreNotified) 
   EXPECT_EQ(f.writes.at(30).size(), 20u);
   EXPECT_TRUE(f.delivery->all_received());
   EXPECT_TRUE(f.delivery->all_consumed());
-  auto expected = protocol::DigestOf(Rule::kCrc32c, std::span(f.memory.data(), 50));
+  auto expected = vocabulary::DigestOf(Rule::kCrc32c, std::span(f.memory.data(), 50));
   EXPECT_EQ(f.delivery->FinishDigest(), *expected);
 }
 
@@ -121,7 +121,7 @@ TEST(InboundDelivery, AWindowIsRevokedBeforeAnyOfItsBytesAreDigested) {
   ASSERT_TRUE(f.delivery->OnNotification(8, 1).ok());
   ASSERT_TRUE(f.delivery->Consume().ok());
   ASSERT_TRUE(f.delivery->all_consumed());
-  auto expected = protocol::DigestOf(Rule::kCrc32c, std::span(f.memory.data(), 50));
+  auto expected = vocabulary::DigestOf(Rule::kCrc32c, std::span(f.memory.data(), 50));
   EXPECT_EQ(f.delivery->FinishDigest(), *expected) << "the digest covers the bytes as revoked";
 }
 

@@ -3,7 +3,7 @@
 #include <fmt/format.h>
 
 #include "common/printable.h"
-#include "protocol/messages.h"
+#include "writ/vocabulary.h"
 
 namespace writ::cli {
 
@@ -63,7 +63,7 @@ std::string OutcomeToText(const DeliveryOutcome& o) {
   out += fmt::format(
       "reached: {}, retention {}\n",
       o.reached_rung ? std::string(ReceiptRungName(*o.reached_rung)) : std::string("none"),
-      o.reached_retention ? std::string(protocol::RetentionName(*o.reached_retention))
+      o.reached_retention ? std::string(writ::RetentionName(*o.reached_retention))
                           : std::string("none"));
   return out;
 }

@@ -6,10 +6,10 @@
 #include <iostream>
 
 #include "command.h"
-#include "fabric/completion_level.h"
 #include "outcome_text.h"
-#include "protocol/messages.h"
+#include "sender/test_seams.h"
 #include "writ/sender.h"
+#include "writ/vocabulary.h"
 
 namespace writ::cli {
 namespace {
@@ -40,26 +40,24 @@ Status BuildOptions(const SendFlags& f, SendOptions& o) {
   auto chunk = ParseSize(f.chunk_size);
   if (!chunk.ok()) return chunk.status().Annotate("--chunk-size");
   o.chunk_size = *chunk;
-  auto rule = protocol::ParseRule(f.rule);
+  auto rule = writ::ParseRule(f.rule);
   if (!rule.ok()) return Status::InvalidArgument("--rule: " + rule.status().message());
   o.rule = *rule;
-  auto until = protocol::ParseRung(f.until);
+  auto until = writ::ParseRung(f.until);
   if (!until.ok()) return Status::InvalidArgument("--until: " + until.status().message());
   o.until = *until;
   if (!f.retention.empty()) {
-    auto retention = protocol::ParseRetention(f.retention);
+    auto retention = writ::ParseRetention(f.retention);
     if (!retention.ok())
       return Status::InvalidArgument("--retention: " + retention.status().message());
     o.retention = *retention;
   }
-  auto level = fabric::ParseCompletionLevel(f.level);
-  if (!level)
-    return Status::InvalidArgument("--level: expected default, inject, transmit or delivery");
+  auto level = ParseCompletionLevel(f.level);
+  if (!level.ok()) return Status::InvalidArgument("--level: " + level.status().message());
   o.level = *level;
   o.depth = f.depth;
   o.identity_dir = f.identity;
   o.max_attempts = f.attempts;
-  if (f.corrupt_chunk >= 0) o.corrupt_chunk = static_cast<uint64_t>(f.corrupt_chunk);
   if (f.source == "zero-copy") {
     o.source = SourcePath::kZeroCopy;
   } else if (f.source == "staging") {
@@ -84,7 +82,11 @@ int RunSend(const SendFlags& flags) {
   SendOptions options;
   if (Status built = BuildOptions(flags, options); !built.ok()) return ReportError(built);
   if (!flags.json && isatty(STDERR_FILENO)) options.progress = ShowProgress;
-  DeliveryOutcome outcome = Send(flags.file, options);
+  DeliveryOutcome outcome =
+      flags.corrupt_chunk >= 0
+          ? sender::TestSeams::SendCorrupting(flags.file, options,
+                                              static_cast<uint64_t>(flags.corrupt_chunk))
+          : Send(flags.file, options);
   if (!flags.evidence.empty()) {
     std::ofstream out(flags.evidence);
     out << OutcomeToEvidenceBundle(outcome) << '\n';

@@ -14,6 +14,7 @@
 #include "common/printable.h"
 #include "common/thread.h"
 #include "protocol/control_channel.h"
+#include "receiver/test_seams.h"
 #include "writ/receiver.h"
 
 namespace writ::cli {
@@ -112,13 +113,12 @@ sigset_t PrepareProcess() {
   return stop_signals;
 }
 
-// The --data related options: what recovery re-hashes, the scrub, test faults.
+// The --data related options: what recovery re-hashes, the scrub.
 Status StoreOptions(const ServeFlags& flags, ReceiverOptions& options) {
   auto scrub_rate = ParseSize(flags.scrub_rate);
   if (!scrub_rate.ok()) return scrub_rate.status().Annotate("--scrub-rate");
   options.verify_on_start = flags.verify_on_start;
   options.scrub_bytes_per_second = *scrub_rate;
-  options.test_store_faults = flags.test_store_faults;
   return Status::Ok();
 }
 
@@ -224,7 +224,9 @@ int RunServe(const ServeFlags& flags) {
   options.max_delivery_bytes = *max_delivery;
   options.max_deliveries_per_sender = flags.max_deliveries_per_sender;
   options.max_windows_per_sender = flags.max_windows_per_sender;
-  auto receiver = Receiver::Start(options);
+  auto receiver = flags.test_store_faults.empty()
+                      ? Receiver::Start(options)
+                      : receiver::StartWithStoreFaults(options, flags.test_store_faults);
   if (!receiver.ok()) return ReportError(receiver.status());
   Greet(**receiver, flags);
   return AwaitStop(**receiver, stop_signals, *drain, options.on_store_event);

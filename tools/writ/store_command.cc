@@ -14,13 +14,14 @@
 #include <set>
 
 #include "command.h"
+#include "common/hex.h"
 #include "common/printable.h"
-#include "protocol/digest.h"
-#include "protocol/messages.h"
 #include "store/dir_lock.h"
 #include "store/durable_store.h"
 #include "store/quarantine.h"
+#include "vocabulary/digest.h"
 #include "writ/receipt.h"
+#include "writ/vocabulary.h"
 
 namespace writ::cli {
 namespace {
@@ -50,9 +51,9 @@ json RowJson(const store::IndexRow& row) {
   return json{{"id", row.id},
               {"bytes", row.bytes},
               {"chunk_size", row.chunk_size},
-              {"rule", protocol::RuleName(row.rule)},
-              {"digest", protocol::ToHex(row.digest)},
-              {"retention", protocol::RetentionName(row.retention)},
+              {"rule", writ::RuleName(row.rule)},
+              {"digest", writ::ToHex(row.digest)},
+              {"retention", writ::RetentionName(row.retention)},
               {"location", row.location},
               {"committed_at", row.committed_at},
               {"receipts", row.receipts.size()}};
@@ -71,8 +72,8 @@ int RunLs(const StoreFlags& f) {
   }
   for (const auto& row : *rows) {
     std::cout << Printable(row.id) << "  " << row.bytes << " bytes  "
-              << protocol::RetentionName(row.retention) << "  " << protocol::RuleName(row.rule)
-              << " " << protocol::ToHex(row.digest) << std::endl;
+              << writ::RetentionName(row.retention) << "  " << writ::RuleName(row.rule) << " "
+              << writ::ToHex(row.digest) << std::endl;
   }
   std::cout << rows->size() << " retained deliveries in " << Printable((*store)->dir())
             << std::endl;
@@ -117,9 +118,9 @@ int RunCat(const StoreFlags& f) {
 std::vector<std::string> ReceiptProblems(const store::IndexRow& row, const std::string& key,
                                          std::set<std::string>& keys) {
   std::vector<std::string> problems;
-  const std::string rule(protocol::RuleName(row.rule));
-  const std::string digest = protocol::ToHex(row.digest);
-  const std::string retention(protocol::RetentionName(row.retention));
+  const std::string rule(writ::RuleName(row.rule));
+  const std::string digest = writ::ToHex(row.digest);
+  const std::string retention(writ::RetentionName(row.retention));
   bool retained = false;
   for (size_t i = 0; i < row.receipts.size(); ++i) {
     const std::string which = "stored receipt " + std::to_string(i + 1);

@@ -1,10 +1,11 @@
-#include "protocol/digest.h"
+#include "vocabulary/digest.h"
 
 #include <string>
 
-#include "protocol/digesters.h"
+#include "vocabulary/digesters.h"
+#include "writ/vocabulary.h"
 
-namespace writ::protocol {
+namespace writ::vocabulary {
 
 Digester::~Digester() = default;
 
@@ -27,4 +28,4 @@ Result<std::vector<uint8_t>> DigestOf(Rule rule, std::span<const uint8_t> bytes)
   return digest;
 }
 
-}  // namespace writ::protocol
+}  // namespace writ::vocabulary

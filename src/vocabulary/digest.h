@@ -1,5 +1,5 @@
-// The digest rules a delivery is validated against, computed incrementally
-// so a receiver can hash chunks as they are retained.
+// The digest of each rule a delivery is validated against (writ/vocabulary.h names
+// the rules), computed incrementally so a receiver can hash chunks as they are retained.
 #pragma once
 
 #include <cstdint>
@@ -9,10 +9,10 @@
 #include <string_view>
 #include <vector>
 
-#include "protocol/messages.h"
 #include "writ/status.h"
+#include "writ/types.h"
 
-namespace writ::protocol {
+namespace writ::vocabulary {
 
 // Output is DigestSize(rule()) bytes in the rule's canonical byte order:
 // xxh3-128 as XXH128_canonicalFromHash (big-endian high then low), crc32c
@@ -38,9 +38,4 @@ class Digester {
 
 Result<std::vector<uint8_t>> DigestOf(Rule rule, std::span<const uint8_t> bytes);
 
-// Lowercase hex; FromHex accepts either case and refuses odd lengths and
-// non-hex characters.
-std::string ToHex(std::span<const uint8_t> bytes);
-Result<std::vector<uint8_t>> FromHex(std::string_view hex);
-
-}  // namespace writ::protocol
+}  // namespace writ::vocabulary

@@ -3,9 +3,9 @@
 #include <algorithm>
 #include <climits>
 
-#include "protocol/digesters.h"
+#include "vocabulary/digesters.h"
 
-namespace writ::protocol {
+namespace writ::vocabulary {
 namespace {
 
 // ISA-L's crc32_iscsi takes the running CRC without the final inversion:
@@ -46,4 +46,4 @@ Result<std::unique_ptr<Digester>> MakeCrc32cDigester() {
   return std::unique_ptr<Digester>(new Crc32cDigester());
 }
 
-}  // namespace writ::protocol
+}  // namespace writ::vocabulary

@@ -1,8 +1,8 @@
+#include "common/hex.h"
+
 #include <string>
 
-#include "protocol/digest.h"
-
-namespace writ::protocol {
+namespace writ {
 namespace {
 
 int HexValue(char c) {
@@ -43,4 +43,4 @@ Result<std::vector<uint8_t>> FromHex(std::string_view hex) {
   return out;
 }
 
-}  // namespace writ::protocol
+}  // namespace writ

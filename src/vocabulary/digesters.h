@@ -3,12 +3,12 @@
 
 #include <memory>
 
-#include "protocol/digest.h"
+#include "vocabulary/digest.h"
 
-namespace writ::protocol {
+namespace writ::vocabulary {
 
 Result<std::unique_ptr<Digester>> MakeXxh3Digester();
 Result<std::unique_ptr<Digester>> MakeCrc32cDigester();
 Result<std::unique_ptr<Digester>> MakeSha256Digester();
 
-}  // namespace writ::protocol
+}  // namespace writ::vocabulary

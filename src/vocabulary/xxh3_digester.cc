@@ -1,8 +1,8 @@
 #include <xxhash.h>
 
-#include "protocol/digesters.h"
+#include "vocabulary/digesters.h"
 
-namespace writ::protocol {
+namespace writ::vocabulary {
 namespace {
 
 struct StateFree {
@@ -43,4 +43,4 @@ Result<std::unique_ptr<Digester>> MakeXxh3Digester() {
   return std::unique_ptr<Digester>(new Xxh3Digester(std::move(state)));
 }
 
-}  // namespace writ::protocol
+}  // namespace writ::vocabulary

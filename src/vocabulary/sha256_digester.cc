@@ -1,8 +1,8 @@
 #include <openssl/evp.h>
 
-#include "protocol/digesters.h"
+#include "vocabulary/digesters.h"
 
-namespace writ::protocol {
+namespace writ::vocabulary {
 namespace {
 
 struct MdFree {
@@ -62,4 +62,4 @@ Result<std::unique_ptr<Digester>> MakeSha256Digester() {
   return std::unique_ptr<Digester>(std::move(digester));
 }
 
-}  // namespace writ::protocol
+}  // namespace writ::vocabulary
