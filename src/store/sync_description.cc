@@ -1,7 +1,8 @@
 #include "store/sync_description.h"
 
+#include "common/hex.h"
 #include "vocabulary/digest.h"
-#include "protocol/messages.h"
+#include "writ/vocabulary.h"
 
 namespace writ::store {
 namespace {
