@@ -1,10 +1,9 @@
 // serve_and_send: a receiver and a sender in one program, through the public API
 // only. A library user registers a processing step; the `processed` rung then
 // comes from that step's own success, never from validation.
+#include <unistd.h>
 #include <writ/receiver.h>
 #include <writ/sender.h>
-
-#include <unistd.h>
 
 #include <cstdio>
 #include <fstream>

@@ -35,7 +35,9 @@ class [[nodiscard]] Status {
   Status() = default;  // ok
 
   static Status Ok() { return Status(); }
-  static Status InvalidArgument(std::string msg) { return {ErrorCode::kInvalidArgument, std::move(msg)}; }
+  static Status InvalidArgument(std::string msg) {
+    return {ErrorCode::kInvalidArgument, std::move(msg)};
+  }
   static Status Malformed(std::string msg) { return {ErrorCode::kMalformed, std::move(msg)}; }
   static Status NotFound(std::string msg) { return {ErrorCode::kNotFound, std::move(msg)}; }
   static Status Refused(std::string msg) { return {ErrorCode::kRefused, std::move(msg)}; }
@@ -85,7 +87,7 @@ class [[nodiscard]] Status {
 template <typename T>
 class [[nodiscard]] Result {
  public:
-  Result(T value) : v_(std::move(value)) {}  // NOLINT: implicit by design
+  Result(T value) : v_(std::move(value)) {}        // NOLINT: implicit by design
   Result(Status status) : v_(std::move(status)) {  // NOLINT
     assert(!std::get<Status>(v_).ok() && "a Result needs a value or an error");
   }
@@ -122,9 +124,9 @@ class [[nodiscard]] Result {
 #define WRIT_CONCAT(a, b) WRIT_CONCAT_INNER(a, b)
 
 // Returns the status from the enclosing function when it is an error.
-#define WRIT_RETURN_IF_ERROR(expr)              \
-  do {                                          \
-    ::writ::Status writ_status_ = (expr);       \
+#define WRIT_RETURN_IF_ERROR(expr)               \
+  do {                                           \
+    ::writ::Status writ_status_ = (expr);        \
     if (!writ_status_.ok()) return writ_status_; \
   } while (0)
 

@@ -26,8 +26,8 @@ struct RegionDescriptor {
 };
 
 enum class Access : uint8_t {
-  kLocalSource,   // we read from it when writing to a peer
-  kRemoteWrite,   // peers write into it
+  kLocalSource,  // we read from it when writing to a peer
+  kRemoteWrite,  // peers write into it
 };
 
 class MemoryRegion {

@@ -1,8 +1,8 @@
 #include "fabric/work_completion.h"
 
-#include <string>
-
 #include <rdma/fi_errno.h>
+
+#include <string>
 
 #include "fabric/fabric_error.h"
 

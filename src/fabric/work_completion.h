@@ -44,8 +44,8 @@ class WorkCompletion {
  public:
   struct SuccessFields {
     Operation operation;
-    uint64_t flags;                     // FI_* completion flags as reported
-    std::optional<uint64_t> length;     // only where the provider defines it
+    uint64_t flags;                       // FI_* completion flags as reported
+    std::optional<uint64_t> length;       // only where the provider defines it
     std::optional<uint64_t> remote_data;  // only with FI_REMOTE_CQ_DATA
   };
 
@@ -89,7 +89,10 @@ struct CompletionTally {
   uint64_t errors = 0;
   void Add(const WorkCompletion& wc) {
     ++records;
-    if (wc.ok()) ++successes; else ++errors;
+    if (wc.ok())
+      ++successes;
+    else
+      ++errors;
   }
 };
 

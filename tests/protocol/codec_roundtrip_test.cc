@@ -69,8 +69,8 @@ TEST(CodecRoundTrip, GoldenAnnounce) {
                                          4,   0,   0,   0,   0,    0,    0,    0,     // chunk_size
                                          2,                                           // rule crc32c
                                          4,   0,   0,   0,   0xe3, 0x06, 0x92, 0x83,  // digest
-                                         2,                  // until received
-                                         3,                  // retention power-loss
+                                         2,                 // until received
+                                         3,                 // retention power-loss
                                          0,   0,   0,   0,  // sender_fabric_address (empty)
                                          0,   0,   0,   0,  // sender_key (empty)
                                          0,   0,   0,   0,  // nonce (empty)

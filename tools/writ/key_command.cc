@@ -16,7 +16,8 @@ int RunKeyShow(const std::string& dir) {
 }
 
 void RegisterKey(CLI::App& app, CommandContext& ctx) {
-  CLI::App* key = app.add_subcommand("key", "Identities: Ed25519 keys that sign receipts and announces");
+  CLI::App* key =
+      app.add_subcommand("key", "Identities: Ed25519 keys that sign receipts and announces");
   key->require_subcommand(1);
   auto dir = std::make_shared<std::string>();
   CLI::App* show = key->add_subcommand("show", "Print the public key (created on first use)");

@@ -5,7 +5,8 @@
 #include "writ/version.h"
 
 int main(int argc, char** argv) {
-  CLI::App app{"writ: moves data with one-sided RDMA writes and tells the truth about what happened to it"};
+  CLI::App app{
+      "writ: moves data with one-sided RDMA writes and tells the truth about what happened to it"};
   app.set_version_flag("--version", std::string("writ ") + writ::kVersion);
   app.require_subcommand(1);
   writ::cli::CommandContext ctx;
