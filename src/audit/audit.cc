@@ -36,22 +36,30 @@ std::vector<std::string> GatherQuestions(const AuditReport& report) {
   return questions;
 }
 
+uint64_t Successful(const EvidenceBundle& bundle) {
+  uint64_t successful = 0;
+  for (const WorkCompletion& record : bundle.work_completions)
+    if (record.success()) ++successful;
+  return successful;
+}
+
 }  // namespace
 
-AuditReport Audit(const EvidenceBundle& bundle) {
-  const internal::EvidenceIndex index = internal::IndexEvidence(bundle);
+namespace internal {
+
+AuditReport AuditOf(const EvidenceBundle& bundle, const CompactRecords* records) {
+  const EvidenceIndex index = IndexEvidence(bundle, records);
   AuditReport report;
-  internal::ClaimFacts facts;
-  report.records = bundle.work_completions.size();
-  for (const WorkCompletion& record : bundle.work_completions)
-    if (record.success()) ++report.successful;
+  ClaimFacts facts;
+  report.records = records ? records->count() : bundle.work_completions.size();
+  report.successful = records ? records->successful() : Successful(bundle);
   report.failed = report.records - report.successful;
   facts.successful_records = report.successful;
   report.logical_deliveries = bundle.deliveries.size();
 
   report.deliveries.reserve(bundle.deliveries.size());
   for (std::size_t i = 0; i < bundle.deliveries.size(); ++i) {
-    DeliveryReport d = internal::JudgeDelivery(bundle, index, i);
+    DeliveryReport d = JudgeDelivery(bundle, index, i);
     // The parser guarantees the deliveries' bytes add up within 64 bits.
     if (d.placement != PlacementState::kNotEstablished) report.placed_bytes += d.bytes;
     if (d.transport == TransportState::kEstablished) ++facts.transferred;
@@ -61,12 +69,16 @@ AuditReport Audit(const EvidenceBundle& bundle) {
 
   report.claims.reserve(bundle.claims.size());
   for (const Claim& claim : bundle.claims)
-    report.claims.push_back(internal::JudgeClaim(claim, index, report.deliveries, facts));
+    report.claims.push_back(JudgeClaim(claim, index, report.deliveries, facts));
 
   report.missing_context = MissingContext(bundle.context);
   report.unattributed = index.unattributed;
   report.questions = GatherQuestions(report);
   return report;
 }
+
+}  // namespace internal
+
+AuditReport Audit(const EvidenceBundle& bundle) { return internal::AuditOf(bundle, nullptr); }
 
 }  // namespace writ::audit

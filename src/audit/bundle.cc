@@ -1,5 +1,6 @@
 // ParseBundle: writ.evidence/1 text → EvidenceBundle (see bundle_reader.h).
 #include "audit/bundle_reader.h"
+#include "audit/rules.h"
 #include "writ/audit.h"
 
 namespace writ::audit {
@@ -22,6 +23,20 @@ Result<EvidenceBundle> ParseBundle(std::istream& in) {
     (void)nlohmann::json::sax_parse(in, &reader);
     if (in.bad()) return Status::Io("reading the bundle failed");
     return reader.Finish();
+  } catch (const std::exception& e) {
+    return Status::Internal(std::string("reading the bundle: ") + e.what());
+  }
+}
+
+Result<AuditReport> AuditStream(std::istream& in) {
+  try {
+    internal::CompactRecords records;
+    internal::BundleReader reader(&records);
+    (void)nlohmann::json::sax_parse(in, &reader);
+    if (in.bad()) return Status::Io("reading the bundle failed");
+    auto bundle = reader.Finish();
+    if (!bundle.ok()) return bundle.status();
+    return internal::AuditOf(*bundle, &records);
   } catch (const std::exception& e) {
     return Status::Internal(std::string("reading the bundle: ") + e.what());
   }

@@ -484,6 +484,7 @@ void BundleReader::FinishRecord() {
     if (!detail_error_.empty()) return Fail(detail_error_);
     record_.success_detail = std::move(detail_);
   }
+  if (records_) return records_->Add(std::move(record_));
   bundle_.work_completions.push_back(std::move(record_));
 }
 

@@ -11,6 +11,7 @@
 #include <unordered_set>
 #include <vector>
 
+#include "audit/compact_records.h"
 #include "audit/field_value.h"
 #include "writ/audit.h"
 
@@ -41,6 +42,10 @@ enum class Slot : uint8_t {
 
 class BundleReader {
  public:
+  BundleReader() = default;
+  // Completion records go to `records` instead of the bundle (the audit's own path).
+  explicit BundleReader(CompactRecords* records) : records_(records) {}
+
   // The SAX interface of nlohmann::json::sax_parse.
   bool null() { return OnValue({FieldValue::Type::kNull}); }
   bool boolean(bool) { return OnValue({FieldValue::Type::kBool}); }
@@ -107,6 +112,7 @@ class BundleReader {
   std::vector<Frame> frames_;  // reused; frames_[0..depth_) are open
   std::size_t depth_ = 0;
   EvidenceBundle bundle_;
+  CompactRecords* records_ = nullptr;
 
   std::string hard_error_;  // invalid JSON, nesting, not an object
   enum class SchemaState { kAbsent, kGood, kBad } schema_ = SchemaState::kAbsent;

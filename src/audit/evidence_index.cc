@@ -122,26 +122,43 @@ void IndexPromises(const EvidenceBundle& bundle, EvidenceIndex& index) {
   }
 }
 
+void TallyError(RequestTable& requests, const WorkCompletion& record) {
+  RequestFacts& tally = requests.at(requests.Intern(record.wr_id));
+  ++tally.errors;
+  if (!tally.first_error) tally.first_error = &record;
+}
+
+void TallyRecords(const EvidenceBundle& bundle, const CompactRecords* records,
+                  RequestTable& requests) {
+  if (!records) {
+    for (const WorkCompletion& record : bundle.work_completions) {
+      if (record.success()) {
+        ++requests.at(requests.Intern(record.wr_id)).successes;
+      } else {
+        TallyError(requests, record);
+      }
+    }
+    return;
+  }
+  // Counts do not depend on the order; the first error of an id is the first in errors().
+  for (std::size_t i = 0; i < records->successes(); ++i)
+    ++requests.at(requests.Intern(records->success_id(i))).successes;
+  for (const WorkCompletion& record : records->errors()) TallyError(requests, record);
+}
+
 }  // namespace
 
-EvidenceIndex IndexEvidence(const EvidenceBundle& bundle) {
+EvidenceIndex IndexEvidence(const EvidenceBundle& bundle, const CompactRecords* records) {
   // Every distinct id comes from a record or a portion, so this bounds the table.
-  std::size_t request_ids = bundle.work_completions.size();
+  const std::size_t record_count = records ? records->count() : bundle.work_completions.size();
+  std::size_t request_ids = record_count;
   for (const Delivery& delivery : bundle.deliveries) request_ids += delivery.portions.size();
   EvidenceIndex index(request_ids);
-  for (const WorkCompletion& record : bundle.work_completions) {
-    RequestFacts& tally = index.requests.at(index.requests.Intern(record.wr_id));
-    if (record.success()) {
-      ++tally.successes;
-    } else {
-      ++tally.errors;
-      if (!tally.first_error) tally.first_error = &record;
-    }
-  }
+  TallyRecords(bundle, records, index.requests);
 
   index.delivery_by_id.reserve(bundle.deliveries.size());
   index.first_portion.reserve(bundle.deliveries.size());
-  index.portion_requests.reserve(request_ids - bundle.work_completions.size());
+  index.portion_requests.reserve(request_ids - record_count);
   index.evidence.resize(bundle.deliveries.size());
   for (std::size_t i = 0; i < bundle.deliveries.size(); ++i) {
     const Delivery& delivery = bundle.deliveries[i];

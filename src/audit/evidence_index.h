@@ -9,6 +9,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "audit/compact_records.h"
 #include "writ/audit.h"
 
 namespace writ::audit::internal {
@@ -86,8 +87,9 @@ struct EvidenceIndex {
   std::vector<UnattributedEntry> unattributed;
 };
 
-// The index keeps string_views into `bundle`, which must outlive it.
-EvidenceIndex IndexEvidence(const EvidenceBundle& bundle);
+// The index keeps string_views into `bundle` and `records`, which must outlive it.
+// The completion records are `records` when given, else bundle.work_completions.
+EvidenceIndex IndexEvidence(const EvidenceBundle& bundle, const CompactRecords* records = nullptr);
 
 // "acknowledgement "passed"" or "acknowledgements[3]".
 std::string AckName(const EvidenceBundle& bundle, std::size_t index);

@@ -21,4 +21,7 @@ struct ClaimFacts {
 ClaimVerdict JudgeClaim(const Claim& claim, const EvidenceIndex& index,
                         const std::vector<DeliveryReport>& deliveries, const ClaimFacts& facts);
 
+// Audit() of `bundle`, its completion records being `records` when given.
+AuditReport AuditOf(const EvidenceBundle& bundle, const CompactRecords* records);
+
 }  // namespace writ::audit::internal

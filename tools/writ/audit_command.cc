@@ -18,28 +18,27 @@ struct AuditOptions {
   bool json = false;
 };
 
-// The bundle parsed as it is read from a file, or from stdin for "-": the text is
-// never held whole, so memory is the typed bundle and the report (issue 18).
-Result<audit::EvidenceBundle> ReadBundle(const std::string& path) {
+// The report of the bundle in a file, or in stdin for "-", audited as it is read:
+// neither the text nor every completion record is held whole (issue 18).
+Result<audit::AuditReport> AuditFile(const std::string& path) {
   if (path == "-") {
-    auto bundle = audit::ParseBundle(std::cin);
-    if (bundle.status().code() == ErrorCode::kIo)
+    auto report = audit::AuditStream(std::cin);
+    if (report.status().code() == ErrorCode::kIo)
       return Status::InvalidArgument("cannot read the bundle from stdin");
-    return bundle;
+    return report;
   }
   std::ifstream file(path, std::ios::binary);
   if (!file) return Status::InvalidArgument("cannot read " + path + ": " + std::strerror(errno));
-  auto bundle = audit::ParseBundle(file);
-  if (bundle.status().code() == ErrorCode::kIo)
+  auto report = audit::AuditStream(file);
+  if (report.status().code() == ErrorCode::kIo)
     return Status::InvalidArgument("cannot read " + path + ": " + std::strerror(errno));
-  return bundle;
+  return report;
 }
 
 int RunAudit(const AuditOptions& options) {
-  auto bundle = ReadBundle(options.bundle);
-  if (!bundle.ok()) return ReportError(bundle.status());
-  const audit::AuditReport report = audit::Audit(*bundle);
-  std::cout << (options.json ? audit::ReportToJson(report) : audit::ReportToText(report));
+  const auto report = AuditFile(options.bundle);
+  if (!report.ok()) return ReportError(report.status());
+  std::cout << (options.json ? audit::ReportToJson(*report) : audit::ReportToText(*report));
   std::cout.flush();
   return kExitOk;
 }
