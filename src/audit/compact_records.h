@@ -17,7 +17,6 @@ class CompactRecords {
 
   uint64_t count() const { return success_ends_.size() + errors_.size(); }
   uint64_t successful() const { return success_ends_.size(); }
-  std::size_t successes() const { return success_ends_.size(); }
   // The wr_id of the i-th success record: a view into this object.
   std::string_view success_id(std::size_t i) const;
   // The error records, in record order.

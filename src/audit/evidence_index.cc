@@ -141,7 +141,7 @@ void TallyRecords(const EvidenceBundle& bundle, const CompactRecords* records,
     return;
   }
   // Counts do not depend on the order; the first error of an id is the first in errors().
-  for (std::size_t i = 0; i < records->successes(); ++i)
+  for (std::size_t i = 0; i < records->successful(); ++i)
     ++requests.at(requests.Intern(records->success_id(i))).successes;
   for (const WorkCompletion& record : records->errors()) TallyError(requests, record);
 }

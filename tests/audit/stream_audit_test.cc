@@ -63,13 +63,5 @@ TEST(StreamAudit, ALargeBundleGivesTheSameReport) {
   ExpectSameAnswer(SyntheticBundle(200, 50), "synthetic 200 x 50");
 }
 
-TEST(StreamAudit, AnUnreadableStreamIsAnIoError) {
-  std::istringstream in(R"({"schema":"writ.evidence/1"})");
-  in.setstate(std::ios::badbit);
-  const auto report = AuditStream(in);
-  ASSERT_FALSE(report.ok());
-  EXPECT_EQ(report.status().code(), ErrorCode::kIo);
-}
-
 }  // namespace
 }  // namespace writ::audit::testing
