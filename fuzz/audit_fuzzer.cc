@@ -5,12 +5,14 @@
 //  - on an accepted bundle the audit is deterministic, its counts add up, every
 //    claim has a reason, rule 1 holds portion by portion, rule 9 at inject, every
 //    question is asked once (rule 16), and both reports render
-//    (the JSON one parses back as writ.audit/1).
+//    (the JSON one parses back as writ.audit/1);
+//  - AuditStream (the CLI's one-pass path) gives the same error or the same report.
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
 #include <nlohmann/json.hpp>
+#include <sstream>
 #include <string_view>
 #include <unordered_map>
 #include <unordered_set>
@@ -48,9 +50,15 @@ void CheckTransport(const EvidenceBundle& bundle, const AuditReport& report) {
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::string_view text(reinterpret_cast<const char*>(data), size);
   auto bundle = ParseBundle(text);
+  // The CLI's one-pass path (compact records) agrees with the typed bundle's on
+  // every input: the same error, or the same report.
+  std::istringstream stream{std::string(text)};
+  auto streamed = AuditStream(stream);
+  Require(streamed.ok() == bundle.ok());
   if (!bundle.ok()) {
     Require(bundle.status().code() == writ::ErrorCode::kMalformed);
     Require(!bundle.status().message().empty());
+    Require(streamed.status().message() == bundle.status().message());
     return 0;
   }
   Require(nlohmann::json::accept(text));
@@ -90,6 +98,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
 
   const std::string json = ReportToJson(report);
   Require(json == ReportToJson(Audit(*bundle)));
+  Require(json == ReportToJson(*streamed));
   const auto doc = nlohmann::json::parse(json, nullptr, /*allow_exceptions=*/false);
   Require(!doc.is_discarded() && doc.value("schema", "") == kReportSchema);
   Require(!ReportToText(report).empty());
