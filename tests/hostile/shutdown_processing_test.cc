@@ -6,6 +6,7 @@
 #include <atomic>
 #include <thread>
 
+#include "requirement.h"
 #include "writ/receiver.h"
 #include "writ/sender.h"
 #include "writ_harness.h"
@@ -64,7 +65,7 @@ void StartAndProcess(const TempDir& dir, ProcessingStep step, std::atomic<bool>&
 }
 
 TEST(ShutdownProcessing, AStepThatEndsWithinTheDrainIsDrained) {
-  if (!ProviderAvailable("tcp")) GTEST_SKIP() << "the tcp provider cannot serve here";
+  REQUIRE_OR_FAIL(ProviderAvailable("tcp"), "the tcp provider cannot serve here");
   TempDir dir;
   std::atomic<bool> started{false};
   StepRun run;
@@ -81,7 +82,7 @@ TEST(ShutdownProcessing, AStepThatEndsWithinTheDrainIsDrained) {
 }
 
 TEST(ShutdownProcessing, AStepStillRunningAtTheDeadlineIsStoppedAndItsSenderTold) {
-  if (!ProviderAvailable("tcp")) GTEST_SKIP() << "the tcp provider cannot serve here";
+  REQUIRE_OR_FAIL(ProviderAvailable("tcp"), "the tcp provider cannot serve here");
   TempDir dir;
   std::atomic<bool> started{false};
   StepRun run;

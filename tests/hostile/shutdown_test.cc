@@ -11,6 +11,7 @@
 #include <thread>
 
 #include "protocol/control_channel.h"
+#include "requirement.h"
 #include "writ_harness.h"
 
 namespace writ::testing {
@@ -116,7 +117,7 @@ std::string RetainOne(const Serve& serve, const TempDir& dir) {
 }
 
 TEST(Shutdown, IdleConnectionsAreClosedAndTheServeExitsAtOnce) {
-  if (!ProviderAvailable("tcp")) GTEST_SKIP() << "the tcp provider cannot serve here";
+  REQUIRE_OR_FAIL(ProviderAvailable("tcp"), "the tcp provider cannot serve here");
   TempDir dir;
   const std::string data = dir.File("data");
   auto serve = Serve::StartWithStderr("tcp", Args(data, {"--idle-timeout", "10m"}));
@@ -141,7 +142,7 @@ TEST(Shutdown, IdleConnectionsAreClosedAndTheServeExitsAtOnce) {
 // Senders that announced, were granted, committed and left without writing (issue #12's
 // attack): before, SIGTERM left the serve waiting on them; now the drain deadline ends them.
 TEST(Shutdown, AbandonedDeliveriesAreAbortedAtTheDrainDeadline) {
-  if (!ProviderAvailable("tcp")) GTEST_SKIP() << "the tcp provider cannot serve here";
+  REQUIRE_OR_FAIL(ProviderAvailable("tcp"), "the tcp provider cannot serve here");
   TempDir dir;
   const std::string data = dir.File("data");
   auto serve = Serve::StartWithStderr("tcp", Args(data, {"--grant-unused-timeout", "10m"}));
@@ -178,7 +179,7 @@ TEST(Shutdown, AbandonedDeliveriesAreAbortedAtTheDrainDeadline) {
 // A live sender with a delivery in progress at the drain deadline reads a refusal naming
 // its delivery and the shutdown; one that announces while the serve drains is refused.
 TEST(Shutdown, ADeliveryInProgressIsRefusedNamingTheShutdown) {
-  if (!ProviderAvailable("tcp")) GTEST_SKIP() << "the tcp provider cannot serve here";
+  REQUIRE_OR_FAIL(ProviderAvailable("tcp"), "the tcp provider cannot serve here");
   TempDir dir;
   const std::string data = dir.File("data");
   auto serve = Serve::StartWithStderr("tcp", Args(data, {"--grant-unused-timeout", "10m"}));
@@ -210,7 +211,7 @@ TEST(Shutdown, ADeliveryInProgressIsRefusedNamingTheShutdown) {
 // The real `writ send` of a delivery the serve is receiving when told to stop: it either
 // finishes within the drain timeout or exits with the refusal; it never hangs.
 TEST(Shutdown, ARealSenderMidTransferFinishesOrIsToldWhy) {
-  if (!ProviderAvailable("tcp")) GTEST_SKIP() << "the tcp provider cannot serve here";
+  REQUIRE_OR_FAIL(ProviderAvailable("tcp"), "the tcp provider cannot serve here");
   TempDir dir;
   const std::string data = dir.File("data");
   auto serve = Serve::StartWithStderr("tcp", {"--data", data, "--drain-timeout", "500ms",
@@ -248,7 +249,7 @@ TEST(Shutdown, ARealSenderMidTransferFinishesOrIsToldWhy) {
 // A second signal ends the serve at once, its drain timeout notwithstanding; what was
 // receipted is intact after the restart and nothing half-written confuses recovery.
 TEST(Shutdown, ASecondSignalExitsAtOnceAndKeepsReceiptedDeliveries) {
-  if (!ProviderAvailable("tcp")) GTEST_SKIP() << "the tcp provider cannot serve here";
+  REQUIRE_OR_FAIL(ProviderAvailable("tcp"), "the tcp provider cannot serve here");
   TempDir dir;
   const std::string data = dir.File("data");
   auto serve = Serve::StartWithStderr(
