@@ -64,7 +64,7 @@ bool Connection::Start() {
 
 void Connection::Run() {
   if (!Start()) {
-    finished_ = true;
+    MarkFinished();
     return;
   }
   for (;;) {
@@ -94,7 +94,12 @@ void Connection::Run() {
   if (sender_peer_) (void)core_.node->RemovePeer(*sender_peer_);
   core_.pool->ForgetWaiter(inbox_->event_fd());
   channel_.Shutdown();
+  MarkFinished();
+}
+
+void Connection::MarkFinished() {
   finished_ = true;
+  core_.shutdown.NoteConnectionEnded();
 }
 
 Status Connection::ReadMessages(bool& close) {

@@ -35,6 +35,8 @@ class Connection {
   // Sends the hello; false when the connection cannot start.
   bool Start();
   // Reads every complete message that arrived; `close` when the connection must end.
+  // Tells the receiver's shutdown (which waits for connections to end) that this one has.
+  void MarkFinished();
   Status ReadMessages(bool& close);
   Status HandleMessage(const protocol::Message& message);
   Status OnAnnounce(const protocol::Announce& announce);

@@ -320,6 +320,8 @@ size_t ReceiverImpl::DeliveriesInProgress() {
 
 bool ReceiverImpl::WaitForConnections(std::chrono::steady_clock::time_point deadline) {
   for (;;) {
+    // Read before looking, so a connection ending in between is not waited for in vain.
+    const uint64_t seen = core_.shutdown.connections_ended();
     {
       MutexLock lock(conns_mu_);
       if (std::all_of(conns_.begin(), conns_.end(),
@@ -328,7 +330,7 @@ bool ReceiverImpl::WaitForConnections(std::chrono::steady_clock::time_point dead
       }
     }
     if (std::chrono::steady_clock::now() >= deadline) return false;
-    std::this_thread::sleep_for(20ms);
+    core_.shutdown.WaitForConnectionEnd(seen, deadline);
   }
 }
 

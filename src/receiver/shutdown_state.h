@@ -5,6 +5,8 @@
 
 #include <atomic>
 #include <chrono>
+#include <condition_variable>
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -35,6 +37,26 @@ class ShutdownState {
     MutexLock lock(mu_);
     return ShutdownSummary{drained_, aborted_, deadline_passed_};
   }
+  // Every connection that ends says so, so Shutdown waits for them instead of polling.
+  uint64_t connections_ended() const {
+    MutexLock lock(mu_);
+    return connections_ended_;
+  }
+  void NoteConnectionEnded() {
+    {
+      MutexLock lock(mu_);
+      ++connections_ended_;
+    }
+    connection_ended_.notify_all();
+  }
+  // Returns once a connection has ended since connections_ended() said `seen`, or at
+  // `deadline`.
+  void WaitForConnectionEnd(uint64_t seen, std::chrono::steady_clock::time_point deadline) {
+    MutexLock lock(mu_);
+    lock.WaitUntil(connection_ended_, deadline,
+                   [this, seen]() REQUIRES(mu_) { return connections_ended_ != seen; });
+  }
+
   void NoteDeadlinePassed() {
     MutexLock lock(mu_);
     deadline_passed_ = true;
@@ -53,6 +75,8 @@ class ShutdownState {
   std::vector<std::string> drained_ GUARDED_BY(mu_);
   std::vector<std::string> aborted_ GUARDED_BY(mu_);
   bool deadline_passed_ GUARDED_BY(mu_) = false;
+  uint64_t connections_ended_ GUARDED_BY(mu_) = 0;
+  std::condition_variable connection_ended_;
 };
 
 }  // namespace writ::receiver
