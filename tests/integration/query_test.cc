@@ -7,6 +7,7 @@
 #include <fstream>
 #include <string>
 
+#include "requirement.h"
 #include "writ/receipt.h"
 #include "writ/receiver.h"
 #include "writ/sender.h"
@@ -18,9 +19,7 @@ namespace {
 class QueryDeliveryTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    if (!testing::ProviderAvailable("tcp")) {
-      GTEST_SKIP() << "the tcp provider cannot serve here";
-    }
+    REQUIRE_OR_FAIL(testing::ProviderAvailable("tcp"), "the tcp provider cannot serve here");
     ReceiverOptions options;
     options.provider = "tcp";
     options.identity_dir = dir_.File("receiver");

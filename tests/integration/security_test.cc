@@ -251,7 +251,7 @@ namespace {
 // shm checks no memory keys, so a receiver on shm admits only its own user. Run the
 // receiver as `nobody` and send as root: refused by name (root could write anyway).
 TEST(ShmPolicy, ASenderOfAnotherUserIsRefused) {
-  if (getuid() != 0) GTEST_SKIP() << "needs root to run the receiver as another user (setpriv)";
+  REQUIRE_OR_FAIL(getuid() == 0, "needs root to run the receiver as another user (setpriv)");
   REQUIRE_OR_FAIL(ProviderAvailable("shm"), "shm cannot serve on this machine");
   TempDir dir;
   ASSERT_EQ(chmod(dir.path().c_str(), 0777), 0);

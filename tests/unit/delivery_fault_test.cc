@@ -43,7 +43,7 @@ WriteFaultSpec ErrorRecord(int fi_errno, int prov_errno) {
 
 TEST(DeliveryFaults, AnErrorRecordOnChunkKFailsThatChunkAndNoLaterRungIsClaimed) {
   SeamRig rig("tcp");
-  SEAM_START_OR_SKIP(rig);
+  SEAM_START(rig);
   ASSERT_TRUE(rig.Connect(1).ok());
   rig.initiator().FailWrite(3, ErrorRecord(FI_EIO, 10));
   const auto bytes = Pattern(3, 6 * (64 << 10));
@@ -69,7 +69,7 @@ TEST(DeliveryFaults, AnErrorRecordOnChunkKFailsThatChunkAndNoLaterRungIsClaimed)
 
 TEST(DeliveryFaults, ASecondAttemptAfterAnInjectedErrorSucceedsAndTheOutcomeShowsBoth) {
   SeamRig rig("tcp");
-  SEAM_START_OR_SKIP(rig);
+  SEAM_START(rig);
   ASSERT_TRUE(rig.Connect(1).ok());
   rig.initiator().FailWrite(1, ErrorRecord(FI_ECANCELED, 0));
   SendOptions send;  // what `writ send --attempts 2 --chunk-size 64KiB --id retry` asks for
@@ -103,7 +103,7 @@ TEST(DeliveryFaults, ASecondAttemptAfterAnInjectedErrorSucceedsAndTheOutcomeShow
 
 TEST(DeliveryFaults, WithOneAttemptTheSameFaultFailsTheDelivery) {
   SeamRig rig("tcp");
-  SEAM_START_OR_SKIP(rig);
+  SEAM_START(rig);
   ASSERT_TRUE(rig.Connect(1).ok());
   rig.initiator().FailWrite(1, ErrorRecord(FI_ECANCELED, 0));
   const auto bytes = Pattern(4, 4 * (64 << 10));
@@ -115,7 +115,7 @@ TEST(DeliveryFaults, WithOneAttemptTheSameFaultFailsTheDelivery) {
 
 TEST(DeliveryFaults, AnEagainStormStillDeliversEveryChunkOnce) {
   SeamRig rig("tcp");
-  SEAM_START_OR_SKIP(rig);
+  SEAM_START(rig);
   ASSERT_TRUE(rig.Connect(4).ok());
   rig.initiator().EagainStorm(200);
   const auto bytes = Pattern(5, 8 * (64 << 10));
@@ -129,7 +129,7 @@ TEST(DeliveryFaults, AnEagainStormStillDeliversEveryChunkOnce) {
 
 TEST(DeliveryFaults, LateRecordsStillGiveEveryReceipt) {
   SeamRig rig("tcp");
-  SEAM_START_OR_SKIP(rig);
+  SEAM_START(rig);
   ASSERT_TRUE(rig.Connect(4).ok());
   rig.initiator().DelayRecords(50);
   const auto bytes = Pattern(6, 8 * (64 << 10));
@@ -142,7 +142,7 @@ TEST(DeliveryFaults, LateRecordsStillGiveEveryReceipt) {
 
 TEST(DeliveryFaults, ReorderedRecordsStillGiveEveryReceipt) {
   SeamRig rig("tcp");
-  SEAM_START_OR_SKIP(rig);
+  SEAM_START(rig);
   ASSERT_TRUE(rig.Connect(4).ok());
   rig.initiator().ReorderRecords(4, 10000000);
   const auto bytes = Pattern(7, 8 * (64 << 10));
@@ -158,7 +158,7 @@ TEST(DeliveryFaults, ReorderedRecordsStillGiveEveryReceipt) {
 
 TEST(DeliveryFaults, AnEndpointLostMidDeliveryEndsItWithAClearErrorNotAStall) {
   SeamRig rig("tcp");
-  SEAM_START_OR_SKIP(rig);
+  SEAM_START(rig);
   ASSERT_TRUE(rig.Connect(4).ok());
   rig.initiator().LoseEndpointAfterWrite(5);
   const auto bytes = Pattern(8, 8 * (64 << 10));
@@ -178,7 +178,7 @@ TEST(DeliveryFaults, AnEndpointLostMidDeliveryEndsItWithAClearErrorNotAStall) {
 
 TEST(DeliveryFaults, ACorruptedWriteIsReceivedButFailsValidation) {
   SeamRig rig("tcp");
-  SEAM_START_OR_SKIP(rig);
+  SEAM_START(rig);
   ASSERT_TRUE(rig.Connect(4).ok());
   WriteFaultSpec corrupt;
   corrupt.fault = WriteFault::kCorruptSource;
@@ -195,7 +195,7 @@ TEST(ReceiverFaults, ALostNotificationMeansNoReceivedReceiptAndARefusal) {
   SeamRig rig("tcp");
   ReceiverOptions options;
   options.grant_unused_timeout = 1500ms;
-  SEAM_START_OR_SKIP(rig, options);
+  SEAM_START(rig, options);
   ASSERT_TRUE(rig.Connect(4).ok());
   rig.target().DropNotification(1);
   const auto bytes = Pattern(9, 4 * (64 << 10));
@@ -212,7 +212,7 @@ TEST(ReceiverFaults, ALostNotificationMeansNoReceivedReceiptAndARefusal) {
 
 TEST(ReceiverFaults, AFailedWindowRegistrationIsRefusedAndTheSessionGoesOn) {
   SeamRig rig("tcp");
-  SEAM_START_OR_SKIP(rig);
+  SEAM_START(rig);
   ASSERT_TRUE(rig.Connect(4).ok());
   rig.target().FailRegistration(0);
   const auto bytes = Pattern(10, 4 * (64 << 10));

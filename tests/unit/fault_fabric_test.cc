@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "fabric/node.h"
+#include "requirement.h"
 
 namespace writ::fabric {
 namespace {
@@ -21,8 +22,7 @@ class FaultFabricTest : public ::testing::Test {
     options.provider.node = "127.0.0.1";
     options.provider.service = "0";
     auto node = OpenFabricNode(options);
-    if (!node.ok())
-      GTEST_SKIP() << "the tcp provider cannot open here: " << node.status().ToString();
+    REQUIRE_OR_FAIL(node.ok(), "the tcp provider cannot open here: " << node.status().ToString());
     port_ = std::make_unique<FaultInjectingFabric>(std::move(node).value());
   }
 

@@ -111,7 +111,7 @@ class EveryProvider : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(EveryProvider, ThreeLargeWritesGiveThreeSuccessRecordsThreeNotificationsAndEveryRung) {
   SeamRig rig(GetParam());
-  SEAM_START_OR_SKIP(rig);
+  SEAM_START(rig);
   ASSERT_TRUE(rig.Connect(4).ok());
   const auto bytes = Pattern(2, 24 << 20);
   const DeliveryOutcome out = rig.Deliver(bytes, SmallChunks("rc233", 8 << 20));
@@ -131,7 +131,7 @@ INSTANTIATE_TEST_SUITE_P(Providers, EveryProvider, ::testing::Values("tcp", "tcp
 // Row "wrong key, delivery-complete".
 TEST_P(TcpTable, WrongKeyAtDeliveryCompleteIsAnErrorRecordAndNothingPlaced) {
   SeamRig rig(GetParam());
-  SEAM_START_OR_SKIP(rig);
+  SEAM_START(rig);
   ASSERT_TRUE(rig.Connect(1).ok());
   ExpectErrorRecordNothingPlaced(
       rig, DeliverOneFaultyChunk(rig, Posted(WriteFault::kWrongKey), SmallChunks("key")));
@@ -139,7 +139,7 @@ TEST_P(TcpTable, WrongKeyAtDeliveryCompleteIsAnErrorRecordAndNothingPlaced) {
 
 TEST_F(ShmTable, WrongKeyAtDeliveryCompleteHasNoRecordAndTheSenderStopsWaiting) {
   SeamRig rig("shm");
-  SEAM_START_OR_SKIP(rig);
+  SEAM_START(rig);
   ASSERT_TRUE(rig.Connect(1).ok());
   ExpectNoRecordStall(
       rig, DeliverOneFaultyChunk(rig, Posted(WriteFault::kWrongKey), BoundedWait("key")));
@@ -147,7 +147,7 @@ TEST_F(ShmTable, WrongKeyAtDeliveryCompleteHasNoRecordAndTheSenderStopsWaiting) 
 
 TEST_P(TcpTable, ShmsMissingRecordReplayedStallsWithAClearErrorAndNoReceipt) {
   SeamRig rig(GetParam());
-  SEAM_START_OR_SKIP(rig);
+  SEAM_START(rig);
   ASSERT_TRUE(rig.Connect(1).ok());
   const DeliveryOutcome out =
       DeliverOneFaultyChunk(rig, Posted(WriteFault::kNoRecord), BoundedWait("swallowed"));
@@ -158,7 +158,7 @@ TEST_P(TcpTable, ShmsMissingRecordReplayedStallsWithAClearErrorAndNoReceipt) {
 // Row "wrong key, default completion".
 TEST_P(TcpTable, WrongKeyAtDefaultLevelIsASuccessRecordButNeverReceived) {
   SeamRig rig(GetParam());
-  SEAM_START_OR_SKIP(rig, QuickToGiveUp());
+  SEAM_START(rig, QuickToGiveUp());
   ASSERT_TRUE(rig.Connect(1).ok());
   ExpectSuccessRecordNeverReceived(
       rig, DeliverOneFaultyChunk(rig, Posted(WriteFault::kWrongKey), AtDefaultLevel("key")));
@@ -166,7 +166,7 @@ TEST_P(TcpTable, WrongKeyAtDefaultLevelIsASuccessRecordButNeverReceived) {
 
 TEST_F(ShmTable, PlainWriteWithWrongKeyAtDefaultLevelSucceeds) {
   SeamRig rig("shm");
-  SEAM_START_OR_SKIP(rig, QuickToGiveUp());
+  SEAM_START(rig, QuickToGiveUp());
   ASSERT_TRUE(rig.Connect(1).ok());
   ExpectSuccessRecordNeverReceived(
       rig, DeliverOneFaultyChunk(rig, Posted(WriteFault::kWrongKey, true), AtDefaultLevel("key")));
@@ -175,7 +175,7 @@ TEST_F(ShmTable, PlainWriteWithWrongKeyAtDefaultLevelSucceeds) {
 // Row "write past the window, delivery-complete".
 TEST_P(TcpTable, WritePastTheWindowAtDeliveryCompleteIsAnErrorRecordAndNothingPlaced) {
   SeamRig rig(GetParam());
-  SEAM_START_OR_SKIP(rig);
+  SEAM_START(rig);
   ASSERT_TRUE(rig.Connect(1).ok());
   ExpectErrorRecordNothingPlaced(
       rig, DeliverOneFaultyChunk(rig, Posted(WriteFault::kPastWindow), SmallChunks("past")));
@@ -183,7 +183,7 @@ TEST_P(TcpTable, WritePastTheWindowAtDeliveryCompleteIsAnErrorRecordAndNothingPl
 
 TEST_F(ShmTable, WritePastTheWindowAtDeliveryCompleteHasNoRecord) {
   SeamRig rig("shm");
-  SEAM_START_OR_SKIP(rig);
+  SEAM_START(rig);
   ASSERT_TRUE(rig.Connect(1).ok());
   ExpectNoRecordStall(
       rig, DeliverOneFaultyChunk(rig, Posted(WriteFault::kPastWindow), BoundedWait("past")));
@@ -192,7 +192,7 @@ TEST_F(ShmTable, WritePastTheWindowAtDeliveryCompleteHasNoRecord) {
 // Row "write past the window, default completion, plain write".
 TEST_P(TcpTable, PlainWritePastTheWindowAtDefaultLevelIsASuccessRecordButNeverReceived) {
   SeamRig rig(GetParam());
-  SEAM_START_OR_SKIP(rig, QuickToGiveUp());
+  SEAM_START(rig, QuickToGiveUp());
   ASSERT_TRUE(rig.Connect(1).ok());
   ExpectSuccessRecordNeverReceived(
       rig,
@@ -201,7 +201,7 @@ TEST_P(TcpTable, PlainWritePastTheWindowAtDefaultLevelIsASuccessRecordButNeverRe
 
 TEST_F(ShmTable, PlainWritePastTheWindowAtDefaultLevelSucceeds) {
   SeamRig rig("shm");
-  SEAM_START_OR_SKIP(rig, QuickToGiveUp());
+  SEAM_START(rig, QuickToGiveUp());
   ASSERT_TRUE(rig.Connect(1).ok());
   ExpectSuccessRecordNeverReceived(
       rig,
@@ -211,7 +211,7 @@ TEST_F(ShmTable, PlainWritePastTheWindowAtDefaultLevelSucceeds) {
 // Row "after an error": the second attempt of the failed chunk meets the dead connection.
 TEST_P(TcpTable, AfterAnErrorRecordTheRetryFailsToo) {
   SeamRig rig(GetParam());
-  SEAM_START_OR_SKIP(rig);
+  SEAM_START(rig);
   ASSERT_TRUE(rig.Connect(1).ok());
   DeliveryOptions options = SmallChunks("after");
   options.max_attempts = 2;
