@@ -5,7 +5,7 @@ RELEASE := build/release
 ASAN := build/asan
 FUZZ := build/fuzz
 
-.PHONY: deps configure writ build demo test bench fuzz-long clean format
+.PHONY: deps configure writ build demo test test-long bench fuzz-long clean format
 
 deps:
 	@bash scripts/install-deps.sh
@@ -24,9 +24,15 @@ build: configure
 demo: writ
 	@$(RELEASE)/tools/writ/writ demo
 
-# Normal build, fuzz smoke build (clang + libFuzzer) and ASan+UBSan build, each with CTest.
+# Normal build, ASan+UBSan build and fuzz smoke build (clang + libFuzzer), each with CTest.
 test: deps
 	@bash scripts/run-tests.sh
+
+# The long fault loops in the release build: 200 kills and 200 power cuts instead of
+# make test's 10, every call of every retention step failed (docs/reliability.md).
+test-long: build
+	@cd $(RELEASE) && WRIT_FAULT_ITERATIONS=$${WRIT_FAULT_ITERATIONS:-200} \
+	  ctest -L faults --output-on-failure
 
 bench: build
 	@bash bench/run.sh

@@ -20,7 +20,7 @@ using Clock = std::chrono::steady_clock;
 
 TEST(Crash, ReceiverKilledAtRandomMomentsKeepsEveryReceiptedDelivery) {
   REQUIRE_OR_FAIL(ProviderAvailable("tcp"), "the tcp provider cannot serve here");
-  const int iterations = Iterations(25);
+  const int iterations = Iterations(10);
   const uint64_t seed = Seed("crash");
   std::mt19937_64 rng(seed);
   TempDir dir;

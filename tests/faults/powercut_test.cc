@@ -29,7 +29,7 @@ TEST(PowerCut, EveryPowerLossReceiptSurvivesCutsAtRandomMoments) {
   auto fs = PowerCutFs::Mount(state, mnt, &why);
   REQUIRE_OR_FAIL(fs, "cannot mount a FUSE file system here: " << why);
 
-  const int iterations = Iterations(25);
+  const int iterations = Iterations(10);
   const uint64_t seed = Seed("powercut");
   std::mt19937_64 rng(seed);
   const std::string data = mnt + "/data";
