@@ -51,14 +51,19 @@ bash scripts/check-format.sh || status=1
 # The release stage starts with the source checks that need no build.
 if [[ " ${stages[*]} " == *" release "* ]]; then scripts/check-function-length.sh || status=1; fi
 
+# The background build runs in its own process group (set -m), ended with the script.
+next_pid=""
+trap '[[ -z $next_pid ]] || kill -- -"$next_pid" 2>/dev/null || true' EXIT
+trap 'exit 130' INT TERM
 built=1
 build_stage "${stages[0]}" || built=0
 for ((i = 0; i < ${#stages[@]}; i++)); do
-  next_pid=""
   if ((i + 1 < ${#stages[@]})); then
     next_log=$(mktemp)
+    set -m
     (renice -n 19 -p $BASHPID >/dev/null && build_stage "${stages[i + 1]}") >"$next_log" 2>&1 &
     next_pid=$!
+    set +m
   fi
   if ((built)); then
     test_stage "${stages[i]}" || status=1
@@ -69,6 +74,7 @@ for ((i = 0; i < ${#stages[@]}; i++)); do
   if [[ -n $next_pid ]]; then
     built=1
     wait "$next_pid" || built=0
+    next_pid=""
     cat "$next_log"
     rm -f "$next_log"
   fi
