@@ -13,7 +13,8 @@ run_stage() {
   echo "=== writ tests: $name build ($dir) ==="
   cmake -S . -B "$dir" "$@" >/dev/null
   cmake --build "$dir" -j"$jobs" --target $target  # word-split: one or more targets
-  (cd "$dir" && ctest --output-on-failure -j"$jobs" --timeout 900)
+  # CTEST_ARGS: the stage's own ctest options (word-split), e.g. a label to leave out.
+  (cd "$dir" && ctest --output-on-failure -j"$jobs" --timeout 900 ${CTEST_ARGS:-})
 }
 
 status=0
@@ -27,8 +28,11 @@ for stage in "${stages[@]}"; do
     release) scripts/check-function-length.sh || status=1
              run_stage release build/release all -DCMAKE_BUILD_TYPE=RelWithDebInfo || status=1 ;;
     # -O1: sanitizer runs stay quick without optimising away what ASan should see.
-    asan) run_stage "asan+ubsan" build/asan all -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_FLAGS=-O1 \
-            -DWRIT_SANITIZE=ON || status=1 ;;
+    # Not the `consumer` test: an outside project linking this build's -fsanitize libwrit
+    # would need the sanitizer flags too, and installing it proves nothing the release
+    # stage does not.
+    asan) CTEST_ARGS="-LE consumer" run_stage "asan+ubsan" build/asan all -DCMAKE_BUILD_TYPE=Debug \
+            -DCMAKE_CXX_FLAGS=-O1 -DWRIT_SANITIZE=ON || status=1 ;;
     # clang: also builds writ, so every src/ and tools/ file passes -Wthread-safety.
     fuzz) run_stage "fuzz smoke" build/fuzz "fuzzers writ" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DWRIT_FUZZ=ON \
             -DWRIT_BENCH=OFF -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ || status=1 ;;
