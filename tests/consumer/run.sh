@@ -1,15 +1,16 @@
 #!/usr/bin/env bash
 # consumer.install_and_use: writ as an installed library, used from outside its tree.
-# Usage: run.sh BUILD_DIR WORK_DIR LIBDIR CXX CMAKE
+# Usage: run.sh BUILD_DIR WORK_DIR LIBDIR CXX CMAKE RELEASE
 # Installs BUILD_DIR to WORK_DIR/prefix, builds tests/consumer/cmake (find_package) and
 # tests/consumer/pkgconfig (pkg-config) against it, runs each program's loopback delivery
-# and checks that the library and the installed `writ --version` name the same version.
+# and checks that the library and the installed `writ --version` name the same version,
+# RELEASE (CMake's project VERSION). WORK_DIR is removed again when all passed.
 set -euo pipefail
-build=$1 work=$2 libdir=$3 cxx=$4 cmake=$5
+build=$1 work=$2 libdir=$3 cxx=$4 cmake=$5 release=$6
 here=$(cd "$(dirname "$0")" && pwd)
 prefix=$work/prefix
 rm -rf "$work"
-mkdir -p "$work"
+mkdir -p "$work"/scratch-{cmake,static,pkgconfig}
 
 step() { echo "--- consumer: $*"; }
 
@@ -39,4 +40,8 @@ step "one version"
 installed=$("$prefix/bin/writ" --version)
 linked=$(head -n 1 "$work/cmake.out")
 [[ $installed == "$linked" ]] || { echo "writ --version '$installed', library '$linked'" >&2; exit 1; }
+[[ $installed == "writ $release" || $installed == "writ $release (git "*")" ]] ||
+  { echo "writ --version '$installed' is not release $release" >&2; exit 1; }
+grep -qx "Version: $release" "$prefix/$libdir/pkgconfig/writ.pc" || { echo "writ.pc version" >&2; exit 1; }
 echo "$installed"
+rm -rf "$work"

@@ -1,6 +1,7 @@
-# cmake -DHEADERS=DIR -P check_includes.cmake: fails naming every public header that
-# includes anything but a standard header (<name>, no dot, no slash) or "writ/NAME.h", or
-# that names a dependency's types or functions outside a comment.
+# cmake -DHEADERS=DIR -P check_rules.cmake: fails naming every public header that
+# includes anything but a standard header (<name>, no dot, no slash) or "writ/NAME.h",
+# that names a dependency's types or functions outside a comment, or that declares a
+# function at namespace scope without WRIT_EXPORT (libwrit.so would hide it).
 cmake_policy(SET CMP0007 NEW)
 file(GLOB headers ${HEADERS}/*.h)
 if(NOT headers)
@@ -17,9 +18,13 @@ foreach(header ${headers})
   file(STRINGS ${header} lines)
   foreach(line ${lines})
     string(REGEX REPLACE "//.*$" "" code "${line}")
+    string(REPLACE ";" "," line "${line}")
     if(code MATCHES "(fid_|struct fi_|fi_info|fi_cq_|fi_addr|rdma/|EVP_|OSSL_|openssl|nlohmann|sqlite3|XXH|isal_)")
-      string(REPLACE ";" "," line "${line}")
       list(APPEND bad "${header}: ${line}")
+    endif()
+    if(code MATCHES "^[A-Za-z][^(=]* [A-Za-z_][A-Za-z0-9_]*\\("
+       AND NOT code MATCHES "^(WRIT_EXPORT|inline|template|constexpr|namespace|struct|class|enum|using) ")
+      list(APPEND bad "${header}: not WRIT_EXPORT: ${line}")
     endif()
   endforeach()
 endforeach()
@@ -28,4 +33,4 @@ if(bad)
   message(FATAL_ERROR "public headers expose what they must not:\n${text}")
 endif()
 list(LENGTH headers count)
-message(STATUS "${count} public headers include only the standard library and writ/")
+message(STATUS "${count} public headers: standard and writ/ includes only, functions exported")
