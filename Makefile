@@ -5,7 +5,9 @@ RELEASE := build/release
 ASAN := build/asan
 FUZZ := build/fuzz
 
-.PHONY: deps configure writ build demo test test-long bench fuzz-long clean format
+PREFIX ?= /usr/local
+
+.PHONY: deps configure writ build demo test test-long bench fuzz-long clean format install
 
 deps:
 	@bash scripts/install-deps.sh
@@ -20,6 +22,12 @@ writ: configure
 # Everything in the release build: writ, tests, examples, benchmarks.
 build: configure
 	@cmake --build $(RELEASE) -j$(JOBS)
+
+# The library (libwrit.so, libwrit.a), headers, CMake package, writ.pc and writ under
+# PREFIX (docs/api.md).
+install: configure
+	@cmake --build $(RELEASE) -j$(JOBS) --target writ writ_lib writ_static
+	@cmake --install $(RELEASE) --prefix $(PREFIX)
 
 demo: writ
 	@$(RELEASE)/tools/writ/writ demo

@@ -13,6 +13,7 @@
 #include <string_view>
 #include <vector>
 
+#include "writ/export.h"
 #include "writ/status.h"
 
 namespace writ::audit {
@@ -31,20 +32,20 @@ enum class CompletionLevel { kInject, kTransmit, kDelivery, kCommit };
 enum class Medium { kDram, kGpu, kPmem, kDisk, kReplicas, kOther };
 
 // The wire names ("rdma_write", "ib_rc", ...).
-std::string_view ToString(Operation value);
-std::string_view ToString(Transport value);
-std::string_view ToString(MemoryType value);
-std::string_view ToString(CompletionLevel value);
-std::string_view ToString(Medium value);
+WRIT_EXPORT std::string_view ToString(Operation value);
+WRIT_EXPORT std::string_view ToString(Transport value);
+WRIT_EXPORT std::string_view ToString(MemoryType value);
+WRIT_EXPORT std::string_view ToString(CompletionLevel value);
+WRIT_EXPORT std::string_view ToString(Medium value);
 // The inverse of ToString: the enumerator with wire name `name`, nullopt for any other text.
-std::optional<Operation> ParseOperation(std::string_view name);
-std::optional<Transport> ParseTransport(std::string_view name);
-std::optional<MemoryType> ParseMemoryType(std::string_view name);
-std::optional<CompletionLevel> ParseCompletionLevel(std::string_view name);
+WRIT_EXPORT std::optional<Operation> ParseOperation(std::string_view name);
+WRIT_EXPORT std::optional<Transport> ParseTransport(std::string_view name);
+WRIT_EXPORT std::optional<MemoryType> ParseMemoryType(std::string_view name);
+WRIT_EXPORT std::optional<CompletionLevel> ParseCompletionLevel(std::string_view name);
 
 // What a retention promise says the object survives, ordered
 // process-running < process-restart < power-loss < replicated:1 < replicated:2 ...
-struct Survives {
+struct WRIT_EXPORT Survives {
   enum class Class { kProcessRunning, kProcessRestart, kPowerLoss, kReplicated };
   Class cls = Class::kProcessRunning;
   uint64_t replicas = 0;  // K of replicated:K (≥ 1); 0 for the other classes
@@ -180,16 +181,16 @@ struct EvidenceBundle {
 // skipped unread (duplicate keys allowed inside them); nesting deeper than 512
 // levels anywhere, and integers past 2^64-1 in defined fields, are malformed.
 // Never throws.
-Result<EvidenceBundle> ParseBundle(std::string_view json_text);
+WRIT_EXPORT Result<EvidenceBundle> ParseBundle(std::string_view json_text);
 // The same, read as it streams in: the text is never held whole. A read error
 // of `in` is reported as Status::Io.
-Result<EvidenceBundle> ParseBundle(std::istream& in);
+WRIT_EXPORT Result<EvidenceBundle> ParseBundle(std::istream& in);
 
 // The writ.evidence/1 document of `bundle`, pretty-printed, ending in a newline:
 // what ParseBundle reads back into the same bundle. Unstated fields are null, or
 // left out where the contract makes them optional (offset, opcode, portion,
 // medium, a claim's count/delivery/survives/text).
-std::string BundleToJson(const EvidenceBundle& bundle);
+WRIT_EXPORT std::string BundleToJson(const EvidenceBundle& bundle);
 
 // ---- The audit report ------------------------------------------------------
 
@@ -199,13 +200,13 @@ enum class NotificationState { kEstablished, kPartial, kNone };
 enum class ValidationState { kEstablished, kFailed, kUnresolved, kUnknown };
 enum class ProcessingState { kEstablished, kUnknown };
 
-std::string_view ToString(TransportState value);
-std::string_view ToString(PlacementState value);
-std::string_view ToString(NotificationState value);
-std::string_view ToString(ValidationState value);
-std::string_view ToString(ProcessingState value);
+WRIT_EXPORT std::string_view ToString(TransportState value);
+WRIT_EXPORT std::string_view ToString(PlacementState value);
+WRIT_EXPORT std::string_view ToString(NotificationState value);
+WRIT_EXPORT std::string_view ToString(ValidationState value);
+WRIT_EXPORT std::string_view ToString(ProcessingState value);
 
-struct RetentionState {
+struct WRIT_EXPORT RetentionState {
   enum class Kind { kNonePromised, kIncompletePromise, kPromised };
   Kind kind = Kind::kNonePromised;
   Survives survives;  // meaningful for kPromised: the strongest complete promise
@@ -229,7 +230,7 @@ struct DeliveryReport {
 };
 
 enum class Verdict { kSupported, kNotSupported };
-std::string_view ToString(Verdict value);
+WRIT_EXPORT std::string_view ToString(Verdict value);
 
 struct ClaimVerdict {
   std::string id;
@@ -248,7 +249,7 @@ struct UnattributedEntry {
   uint64_t index = 0;  // in the bundle's list of that kind
   std::string delivery;
 };
-std::string_view ToString(UnattributedEntry::Kind value);
+WRIT_EXPORT std::string_view ToString(UnattributedEntry::Kind value);
 
 struct AuditReport {
   uint64_t records = 0;
@@ -266,15 +267,15 @@ struct AuditReport {
 };
 
 // Applies the contract's rules. Pure and deterministic; O(records + portions).
-AuditReport Audit(const EvidenceBundle& bundle);
+WRIT_EXPORT AuditReport Audit(const EvidenceBundle& bundle);
 
 // Audit(*ParseBundle(in)) in one pass, the same report or the same error, keeping
 // of each completion record only what the rules read: memory stays near 1.5 × the
 // bundle's size (issue 18). The bundle's own lists stay typed.
-Result<AuditReport> AuditStream(std::istream& in);
+WRIT_EXPORT Result<AuditReport> AuditStream(std::istream& in);
 
 // The writ.audit/1 document, pretty-printed, ending in a newline.
-std::string ReportToJson(const AuditReport& report);
+WRIT_EXPORT std::string ReportToJson(const AuditReport& report);
 
 struct TextOptions {
   // Deliveries explained one by one; the rest are summed up in one line (0 = all).
@@ -283,9 +284,9 @@ struct TextOptions {
 
 // A short, plain explanation per delivery and per claim, with the questions to
 // put to the supplier for each missing context field and each unsupported claim.
-std::string ReportToText(const AuditReport& report, const TextOptions& options = {});
+WRIT_EXPORT std::string ReportToText(const AuditReport& report, const TextOptions& options = {});
 
 // The question to ask when context field `field` ("device", ...) is not stated.
-std::string_view MissingContextQuestion(std::string_view field);
+WRIT_EXPORT std::string_view MissingContextQuestion(std::string_view field);
 
 }  // namespace writ::audit

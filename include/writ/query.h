@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "writ/export.h"
 #include "writ/status.h"
 #include "writ/types.h"
 
@@ -39,6 +40,7 @@ struct HeldDelivery {
 // kInvalidArgument: a bad address; kTransport: the receiver cannot be reached or does
 // not answer; kRefused: it refused the query (e.g. unsigned or from a key it does not
 // allow); kMalformed: an answer that is not one.
-Result<HeldDelivery> QueryDelivery(const std::string& delivery_id, const QueryOptions& options);
+WRIT_EXPORT Result<HeldDelivery> QueryDelivery(const std::string& delivery_id,
+                                               const QueryOptions& options);
 
 }  // namespace writ

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "writ/export.h"
 #include "writ/status.h"
 #include "writ/types.h"
 #include "writ/vocabulary.h"
@@ -79,24 +80,25 @@ struct Receipt {
 };
 
 // Canonical JSON (keys sorted, no whitespace): the form that is signed and sent.
-std::string ReceiptToJson(const Receipt& receipt);
+WRIT_EXPORT std::string ReceiptToJson(const Receipt& receipt);
 // Strict: wrong types, unknown rung, missing identity fields or rung-specific
 // fields on the wrong rung are Malformed, naming the field.
-Result<Receipt> ReceiptFromJson(std::string_view json_text);
+WRIT_EXPORT Result<Receipt> ReceiptFromJson(std::string_view json_text);
 
 // The bytes a signature covers: the canonical JSON of the receipt without its signature.
-std::string ReceiptSigningBytes(const Receipt& receipt);
+WRIT_EXPORT std::string ReceiptSigningBytes(const Receipt& receipt);
 
 // Internal consistency: the digest's length fits the rule, chunks fit bytes and chunk
 // size, the observer fits the rung, a retention class matches what it survives.
 // Validation errors name the field.
-Status CheckReceiptConsistency(const Receipt& receipt);
+WRIT_EXPORT Status CheckReceiptConsistency(const Receipt& receipt);
 
 // Consistency, then the signature against its embedded public key, and against
 // `expected_public_key_hex` when given. kValidation errors name what failed.
-Status VerifyReceipt(const Receipt& receipt, const std::string& expected_public_key_hex = "");
+WRIT_EXPORT Status VerifyReceipt(const Receipt& receipt,
+                                 const std::string& expected_public_key_hex = "");
 
 // "2026-11-29T07:50:00.123Z" for now.
-std::string NowRfc3339();
+WRIT_EXPORT std::string NowRfc3339();
 
 }  // namespace writ

@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "writ/export.h"
 #include "writ/status.h"
 #include "writ/types.h"
 
@@ -109,7 +110,7 @@ struct ShutdownSummary {
   bool deadline_passed = false;  // something was still in progress at the drain deadline
 };
 
-class Receiver {
+class WRIT_EXPORT Receiver {
  public:
   static Result<std::unique_ptr<Receiver>> Start(ReceiverOptions options);
   virtual ~Receiver() = default;

@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "writ/export.h"
 #include "writ/receipt.h"
 #include "writ/status.h"
 #include "writ/types.h"
@@ -121,7 +122,7 @@ struct DeliveryOutcome {
 // be clean; otherwise (control connection lost, an error completion, a stall, a protocol
 // violation) the session is broken: usable() is false and every later Send returns
 // `health()` at once without touching the network.
-class Sender {
+class WRIT_EXPORT Sender {
  public:
   // Connects and exchanges the hello; opens the fabric node and connects it.
   static Result<std::unique_ptr<Sender>> Connect(const SessionOptions& options);
@@ -152,15 +153,16 @@ class Sender {
 };
 
 // One delivery on a session of its own: connect, send, close.
-DeliveryOutcome Send(const std::string& path, const SendOptions& options);
+WRIT_EXPORT DeliveryOutcome Send(const std::string& path, const SendOptions& options);
 
-SessionOptions SessionOptionsOf(const SendOptions& options);
-DeliveryOptions DeliveryOptionsOf(const SendOptions& options);
+WRIT_EXPORT SessionOptions SessionOptionsOf(const SendOptions& options);
+WRIT_EXPORT DeliveryOptions DeliveryOptionsOf(const SendOptions& options);
 
 // cli.md's `--json` document for a finished send.
-std::string OutcomeToJson(const DeliveryOutcome& outcome, const SendOptions& options);
-std::string OutcomeToJson(const DeliveryOutcome& outcome, const DeliveryOptions& options);
+WRIT_EXPORT std::string OutcomeToJson(const DeliveryOutcome& outcome, const SendOptions& options);
+WRIT_EXPORT std::string OutcomeToJson(const DeliveryOutcome& outcome,
+                                      const DeliveryOptions& options);
 // A writ.evidence/1 bundle of what the sender observed, with only claims its evidence supports.
-std::string OutcomeToEvidenceBundle(const DeliveryOutcome& outcome);
+WRIT_EXPORT std::string OutcomeToEvidenceBundle(const DeliveryOutcome& outcome);
 
 }  // namespace writ

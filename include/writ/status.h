@@ -9,6 +9,8 @@
 #include <utility>
 #include <variant>
 
+#include "writ/export.h"
+
 namespace writ {
 
 enum class ErrorCode {
@@ -28,9 +30,9 @@ enum class ErrorCode {
   kInternal,
 };
 
-std::string_view ErrorCodeName(ErrorCode code);
+WRIT_EXPORT std::string_view ErrorCodeName(ErrorCode code);
 
-class [[nodiscard]] Status {
+class [[nodiscard]] WRIT_EXPORT Status {
  public:
   Status() = default;  // ok
 

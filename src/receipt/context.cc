@@ -21,7 +21,7 @@ std::string TransportFor(const fabric::ProviderInfo& provider) {
 }
 
 std::string SoftwareRelease(const fabric::ProviderInfo& provider) {
-  return std::string("writ ") + kVersion + "; " + fabric::LibfabricVersion() + "; " +
+  return "writ " + std::string(Version()) + "; " + fabric::LibfabricVersion() + "; " +
          provider.provider_version();
 }
 

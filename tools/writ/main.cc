@@ -7,7 +7,7 @@
 int main(int argc, char** argv) {
   CLI::App app{
       "writ: moves data with one-sided RDMA writes and tells the truth about what happened to it"};
-  app.set_version_flag("--version", std::string("writ ") + writ::kVersion);
+  app.set_version_flag("--version", "writ " + std::string(writ::VersionString()));
   app.require_subcommand(1);
   writ::cli::CommandContext ctx;
   writ::cli::RegisterAll(app, ctx);
