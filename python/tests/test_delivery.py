@@ -80,6 +80,13 @@ def test_an_oversize_delivery_is_refused(receiver_factory):
     assert "(oversize)" in str(refused.value) and "1024 bytes" in str(refused.value)
 
 
+def test_processed_is_refused_by_a_receiver_without_a_step(receiver_factory):
+    with receiver_factory() as rx, writ.Sender(to=rx.address) as tx:
+        with pytest.raises(writ.RefusedError) as refused:
+            tx.send(b"abc", id="wants-processing", until="processed")
+        assert "no processing step" in str(refused.value)
+
+
 def test_usage_errors_raise_before_anything_moves(receiver_factory):
     with receiver_factory() as rx, writ.Sender(to=rx.address) as tx:
         with pytest.raises(writ.UsageError):

@@ -66,7 +66,7 @@ class Sender:
             depth=depth, connect_timeout=connect_timeout))
         self.to = to
 
-    def send(self, obj, id=None, until="validated", retention="volatile", rule="xxh3-128",
+    def send(self, obj, id=None, until="validated", retention=None, rule="xxh3-128",
              chunk_size=8 * _MIB, level="delivery", source="auto", max_attempts=1,
              stall_timeout=60.0):
         """Sends `obj` as one logical delivery and waits for `until` and `retention`.
@@ -74,6 +74,10 @@ class Sender:
         obj: bytes, any C-contiguous object with the buffer protocol (a NumPy array, a
         memoryview: sent from its own memory, no copy), or a path (str or os.PathLike).
         id: the delivery id; for a path, default the file's name.
+        until: "transport", "received", "validated" or "processed".
+        retention: "volatile", "process-restart" or "power-loss"; None (as the CLI
+        without --retention): volatile, awaited only for rungs from "validated" up.
+        rule: "xxh3-128", "crc32c" or "sha256".
         Returns an Outcome; raises a writ.Error (with .outcome) when the requested rung or
         retention was not reached.
         """
