@@ -96,6 +96,7 @@ class Session {
   }
 
   bool usable() {
+    py::gil_scoped_release nogil;  // a send on another thread may hold the session
     std::lock_guard lock(mutex_);
     return sender_ && sender_->usable();
   }

@@ -119,3 +119,24 @@ def test_senders_on_several_threads_deliver_at_once(receiver_factory):
     assert errors == []
     for i, array in enumerate(arrays):
         assert outcomes[i].digest == hashlib.sha256(array.tobytes()).hexdigest()
+
+
+def test_threads_sharing_one_sender_take_turns(receiver_factory):
+    payloads = [bytes([i]) * (300 << 10) for i in range(3)]
+    outcomes, errors = {}, []
+    with receiver_factory() as rx, writ.Sender(to=rx.address) as tx:
+        def send(i):
+            try:
+                outcomes[i] = tx.send(payloads[i], id="shared-%d" % i, rule="sha256")
+            except Exception as e:
+                errors.append(e)
+
+        threads = [threading.Thread(target=send, args=(i,)) for i in range(3)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        assert tx.usable
+    assert errors == []
+    assert [outcomes[i].digest for i in range(3)] == [
+        hashlib.sha256(p).hexdigest() for p in payloads]

@@ -32,6 +32,16 @@ def test_a_receipt_verifies_and_a_tampered_one_does_not(signed_receipts):
         writ.verify(receipt, key=other_key)
 
 
+def test_a_sender_with_an_identity_signs_its_transport_receipt(receiver_factory, tmp_path):
+    with receiver_factory() as rx, writ.Sender(to=rx.address, identity=tmp_path / "tx") as tx:
+        outcome = tx.send(b"signed by both" * 10, id="both")
+    transport = outcome.receipt("transport")
+    assert transport["observer"] == "sender"
+    assert writ.verify(transport)["signature"]["key_id"] != rx.key_id
+    with pytest.raises(writ.ValidationError):
+        writ.verify(transport, key=rx.public_key)  # not the receiver's key
+
+
 def test_the_rc233_example_audits_as_the_cli_reports_it(source_dir):
     evidence = source_dir / "examples/audit/writ-rc-233.evidence.json"
     expected = json.loads((source_dir / "examples/audit/writ-rc-233.audit.json").read_text())
