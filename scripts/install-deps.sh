@@ -14,6 +14,7 @@ packages=(
   nlohmann-json3-dev libcli11-dev libfmt-dev libspdlog-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   libfuse3-dev fuse3
+  pybind11-dev python3-dev python3-pytest python3-numpy
   universal-ctags
   qemu-system-x86 busybox-static kmod cpio xz-utils iproute2
   rdma-core ibverbs-providers ibverbs-utils rdmacm-utils perftest

@@ -21,7 +21,9 @@ stage_config() {
     # -g1: line tables, so reports keep file:line, at a fraction of full debug info's cost.
     asan) label=asan+ubsan dir=build/asan targets=all
           cmake_args=(-DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_FLAGS=-O1 -DCMAKE_CXX_FLAGS_DEBUG=-g1
-                      -DWRIT_SANITIZE=ON)
+                      -DWRIT_SANITIZE=ON -DWRIT_PYTHON=OFF)
+          # No Python package: the interpreter is not sanitized, so an ASan-built extension
+          # would not even load into it (the release stage runs the Python tests).
           # Not the `consumer` test: an outside project linking this build's -fsanitize libwrit
           # would need the sanitizer flags too, and installing it proves nothing the release
           # stage does not.

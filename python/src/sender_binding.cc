@@ -1,0 +1,165 @@
+// _writ.Session: one writ::Sender session (a control connection, a fabric connection,
+// registered staging) for Python. Bytes move with the GIL released; a buffer is sent from
+// the caller's own memory, kept exported for the whole call, never copied here.
+#include <chrono>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <span>
+#include <string>
+
+#include "bindings.h"
+#include "exported_buffer.h"
+#include "writ/sender.h"
+#include "writ/vocabulary.h"
+
+namespace writ::python {
+namespace {
+
+std::chrono::milliseconds Milliseconds(double seconds) {
+  return std::chrono::milliseconds(static_cast<int64_t>(seconds * 1000.0));
+}
+
+Status ParseSource(const std::string& name, SourcePath& source) {
+  if (name == "auto")
+    source = SourcePath::kAuto;
+  else if (name == "zero-copy")
+    source = SourcePath::kZeroCopy;
+  else if (name == "staging")
+    source = SourcePath::kStaging;
+  else
+    return Status::InvalidArgument("source: expected auto, zero-copy or staging");
+  return Status::Ok();
+}
+
+// What Python's send(...) keywords ask for, checked here once: (code, message, options).
+py::tuple MakeDeliveryOptions(const std::string& id, const std::string& until,
+                              const std::string& retention, const std::string& rule,
+                              uint64_t chunk_size, const std::string& level,
+                              const std::string& source, uint32_t max_attempts,
+                              double stall_timeout_s) {
+  DeliveryOptions o;
+  o.id = id;
+  o.chunk_size = chunk_size;
+  o.max_attempts = max_attempts;
+  o.stall_timeout = Milliseconds(stall_timeout_s);
+  auto parsed_rule = ParseRule(rule);
+  if (!parsed_rule.ok()) return Answer(parsed_rule.status().Annotate("rule"));
+  o.rule = *parsed_rule;
+  auto parsed_until = ParseRung(until);
+  if (!parsed_until.ok()) return Answer(parsed_until.status().Annotate("until"));
+  o.until = *parsed_until;
+  if (!retention.empty()) {
+    auto parsed = ParseRetention(retention);
+    if (!parsed.ok()) return Answer(parsed.status().Annotate("retention"));
+    o.retention = *parsed;
+  }
+  auto parsed_level = ParseCompletionLevel(level);
+  if (!parsed_level.ok()) return Answer(parsed_level.status().Annotate("level"));
+  o.level = *parsed_level;
+  if (Status s = ParseSource(source, o.source); !s.ok()) return Answer(s);
+  return Answer(Status::Ok(), py::cast(std::move(o)));
+}
+
+// One session, one delivery at a time: concurrent send() calls on it take turns (the
+// C++ Sender is not thread-safe); threads that want deliveries in flight together each
+// use a Session of their own.
+class Session {
+ public:
+  explicit Session(std::unique_ptr<Sender> sender) : sender_(std::move(sender)) {}
+  ~Session() {
+    py::gil_scoped_release nogil;
+    (void)CloseLocked();
+  }
+
+  // (code, message, outcome JSON): the outcome is there on failure too, as far as it got.
+  py::tuple SendBuffer(const py::object& obj, const DeliveryOptions& options) {
+    ExportedBuffer buffer(obj, ExportedBuffer::Access::kRead);
+    if (!buffer.ok()) {
+      return Answer(Status::InvalidArgument("send: bytes, a path or " + buffer.error()));
+    }
+    return Finished(Deliver([&](Sender& s) { return s.SendBytes(buffer.bytes(), options); }),
+                    options);
+  }
+
+  py::tuple SendPath(const std::string& path, const DeliveryOptions& options) {
+    return Finished(Deliver([&](Sender& s) { return s.Send(path, options); }), options);
+  }
+
+  py::tuple Close() {
+    Status closed;
+    {
+      py::gil_scoped_release nogil;
+      closed = CloseLocked();
+    }
+    return Answer(closed);
+  }
+
+  bool usable() {
+    py::gil_scoped_release nogil;  // a send on another thread may hold the session
+    std::lock_guard lock(mutex_);
+    return sender_ && sender_->usable();
+  }
+
+ private:
+  DeliveryOutcome Deliver(const std::function<DeliveryOutcome(Sender&)>& send) {
+    py::gil_scoped_release nogil;
+    std::lock_guard lock(mutex_);
+    if (!sender_) {
+      DeliveryOutcome closed;
+      closed.status = Status::InvalidArgument("this Sender is closed");
+      return closed;
+    }
+    return send(*sender_);
+  }
+
+  static py::tuple Finished(const DeliveryOutcome& outcome, const DeliveryOptions& options) {
+    return py::make_tuple(std::string(ErrorCodeName(outcome.status.code())),
+                          outcome.status.message(), OutcomeToJson(outcome, options));
+  }
+
+  Status CloseLocked() {
+    std::lock_guard lock(mutex_);
+    if (!sender_) return Status::Ok();
+    Status closed = sender_->Close();
+    sender_.reset();
+    return closed;
+  }
+
+  std::mutex mutex_;
+  std::unique_ptr<Sender> sender_;  // null once closed
+};
+
+py::tuple Connect(const std::string& to, const std::string& provider, const std::string& identity,
+                  uint32_t depth, double connect_timeout_s) {
+  SessionOptions options;
+  options.to = to;
+  options.provider = provider;
+  options.identity_dir = identity;
+  options.depth = depth;
+  options.connect_timeout = Milliseconds(connect_timeout_s);
+  Result<std::unique_ptr<Sender>> sender = [&] {
+    py::gil_scoped_release nogil;
+    return Sender::Connect(options);
+  }();
+  if (!sender.ok()) return Answer(sender.status());
+  return Answer(Status::Ok(), py::cast(std::make_unique<Session>(std::move(*sender))));
+}
+
+}  // namespace
+
+void BindSender(py::module_& m) {
+  py::class_<DeliveryOptions>(m, "DeliveryOptions");
+  m.def("delivery_options", &MakeDeliveryOptions, py::arg("id"), py::arg("until"),
+        py::arg("retention"), py::arg("rule"), py::arg("chunk_size"), py::arg("level"),
+        py::arg("source"), py::arg("max_attempts"), py::arg("stall_timeout"));
+  py::class_<Session>(m, "Session")
+      .def("send_buffer", &Session::SendBuffer)
+      .def("send_path", &Session::SendPath)
+      .def("close", &Session::Close)
+      .def_property_readonly("usable", &Session::usable);
+  m.def("connect", &Connect, py::arg("to"), py::arg("provider"), py::arg("identity"),
+        py::arg("depth"), py::arg("connect_timeout"));
+}
+
+}  // namespace writ::python
