@@ -9,6 +9,7 @@
 // --fresh: the target window spans all of --bytes in never-touched memory (one offset per
 // write), the baseline for a receiver that keeps the bytes in memory.
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -185,8 +186,20 @@ WriteRequest MakeWrite(Link& link, uint64_t id, uint64_t slot, size_t size, Comp
 // `fresh`: the target's window spans all of `total` in never-touched memory and every write
 // lands at its own offset, as a delivery kept in memory does; otherwise `depth` writes
 // cycle through one warm window.
-Result<double> RawWriteGBps(const std::string& provider, CompletionLevel level, size_t size,
-                            uint64_t total, size_t depth, bool fresh) {
+struct RawRun {
+  double gbps = 0;
+  double cpu_seconds_per_gib = 0;  // user + sys of the whole process: both sides together
+};
+
+double ProcessCpuSeconds() {
+  rusage use{};
+  getrusage(RUSAGE_SELF, &use);
+  auto secs = [](const timeval& t) { return static_cast<double>(t.tv_sec) + t.tv_usec / 1e6; };
+  return secs(use.ru_utime) + secs(use.ru_stime);
+}
+
+Result<RawRun> RawWrite(const std::string& provider, CompletionLevel level, size_t size,
+                        uint64_t total, size_t depth, bool fresh) {
   const uint64_t writes = (total + size - 1) / size;
   WRIT_ASSIGN_OR_RETURN(auto link, OpenLink(provider, fresh ? writes * size : size * depth,
                                             size * depth, depth, fresh));
@@ -194,6 +207,7 @@ Result<double> RawWriteGBps(const std::string& provider, CompletionLevel level, 
   records.reserve(64);
   uint64_t posted = 0, completed = 0;
   const auto start = Clock::now();
+  const double cpu_start = ProcessCpuSeconds();
   while (completed < writes) {
     while (posted < writes && posted - completed < depth) {
       WRIT_ASSIGN_OR_RETURN(PostedWrite p, link->init->PostWrite(MakeWrite(
@@ -210,8 +224,10 @@ Result<double> RawWriteGBps(const std::string& provider, CompletionLevel level, 
     }
   }
   const double secs = std::chrono::duration<double>(Clock::now() - start).count();
+  const double cpu = ProcessCpuSeconds() - cpu_start;
   WRIT_RETURN_IF_ERROR(link->Close());
-  return static_cast<double>(writes * size) / secs / 1e9;
+  const double bytes = static_cast<double>(writes * size);
+  return RawRun{bytes / secs / 1e9, cpu / (bytes / (1ull << 30))};
 }
 
 // Median time from posting one write-with-data (delivery-complete, depth 1) to its
@@ -307,7 +323,8 @@ int main(int argc, char** argv) {
         std::cerr << "unknown level " << level_name << "\n";
         return 2;
       }
-      auto gbps = RawWriteGBps(provider, *level, size, total, depth, fresh);
+      auto run = RawWrite(provider, *level, size, total, depth, fresh);
+      auto gbps = run.ok() ? Result<double>(run->gbps) : Result<double>(run.status());
       if (!gbps.ok()) {
         ++failures;
         std::cerr << provider << " " << level_name << ": " << gbps.status().ToString() << "\n";
@@ -315,8 +332,11 @@ int main(int argc, char** argv) {
             {{"path", provider}, {"level", level_name}, {"error", gbps.status().ToString()}});
         continue;
       }
-      results.push_back(
-          {{"path", provider}, {"level", level_name}, {"fresh", fresh}, {"gbps", *gbps}});
+      results.push_back({{"path", provider},
+                         {"level", level_name},
+                         {"fresh", fresh},
+                         {"gbps", *gbps},
+                         {"cpu_s_per_gib", run->cpu_seconds_per_gib}});
       if (!as_json) {
         std::printf("%-14s %-10s %8.2f %10.2f\n", provider.c_str(), level_name.c_str(), *gbps,
                     *gbps / memcpy_gbps);

@@ -85,6 +85,10 @@ struct ReceiverOptions {
   // deliveries, refilled in the background at idle priority, on top of the capacity: a
   // delivery that lands in it does not pay for the first touch of fresh memory.
   uint64_t volatile_reserve_bytes = 0;
+  // When above volatile_reserve_bytes (in memory only): the reserve starts at that and
+  // grows to the largest volatile delivery announced, up to this many bytes; extents of
+  // abandoned deliveries are recycled into it, cleared. `writ serve`'s default.
+  uint64_t volatile_reserve_limit_bytes = 0;
   // Which retained payloads the start-up recovery re-hashes: "all", "unsynced" (the
   // process-restart ones, which a power cut may have torn) or "none" (presence and size).
   std::string verify_on_start = "unsynced";

@@ -5,6 +5,8 @@
 #include <cstring>
 #include <string>
 
+#include "fabric/psm_stand_ins.h"
+
 namespace writ::fabric {
 namespace {
 
@@ -24,6 +26,8 @@ bool Resolve(void* handle, const char* name, Fn& out, std::string& error) {
 
 Loaded Load() {
   Loaded loaded;
+  // On failure libfabric loads the real PSM libraries: their ~0.2 s start-up, nothing worse.
+  (void)LoadPsmStandIns();
   // Never closed: libfabric keeps providers loaded for the life of the process.
   void* handle = dlopen(kLibrary, RTLD_NOW | RTLD_LOCAL);
   if (handle == nullptr) {

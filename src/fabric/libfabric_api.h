@@ -1,7 +1,8 @@
 // The few exported libfabric functions writ calls directly, loaded on first use
 // with dlopen("libfabric.so.1") instead of linked: commands that never touch a
 // fabric (audit, verify, key, store, --help, --version) do not pay the library's
-// start-up (its dependencies' constructors). The static inline wrappers of
+// start-up (its dependencies' constructors); and the PSM libraries it names are
+// met by stand-ins, never loaded (psm_stand_ins.h). The static inline wrappers of
 // <rdma/*.h> (fi_domain, fi_close, ...) go through the fid ops tables and need
 // nothing from here.
 #pragma once

@@ -170,6 +170,7 @@ Status ReceiverImpl::Init() {
   volatile_options.scratch_dir = opt.scratch_dir;
   volatile_options.capacity = volatile_capacity;
   volatile_options.reserve = opt.volatile_reserve_bytes;
+  volatile_options.reserve_limit = opt.scratch_dir.empty() ? opt.volatile_reserve_limit_bytes : 0;
   volatile_options.on_event = opt.on_store_event;
   WRIT_ASSIGN_OR_RETURN(std::unique_ptr<store::Store> volatile_store,
                         store::VolatileStore::Open(std::move(volatile_options)));

@@ -1,5 +1,6 @@
 #include "store/volatile_store.h"
 
+#include <pthread.h>
 #include <sched.h>
 #include <unistd.h>
 
@@ -21,12 +22,18 @@ class VolatileWriter : public PayloadWriter {
     for (uint8_t* own : own_maps_) {
       if (own != nullptr) (void)store_.env_->Unmap(own, store_.extent_bytes_);
     }
+    if (!committed_) {
+      // Its pages hold what a sender wrote (and a sender may notify chunks without writing
+      // them). Its windows were revoked before this writer is dropped (InboundDelivery's
+      // members), so nothing writes here any more: whole extents go to the reserve, which
+      // clears them before any delivery can have them; the others are closed.
+      for (size_t i = 0; i < extents_.size(); ++i) {
+        if (ExtentLength(i) == store_.extent_bytes_ && store_.Recycle(extents_[i])) continue;
+        (void)store_.env_->Close(extents_[i]);
+      }
+      store_.Release(taken_);
+    }
     store_.WriterDone();
-    if (committed_) return;
-    // Closed, never handed back to the reserve: its pages hold what a sender wrote, and a
-    // sender may notify chunks without writing them. The reserve refills with new memory.
-    for (int fd : extents_) (void)store_.env_->Close(fd);
-    store_.Release(taken_);
   }
 
   Status Write(uint64_t offset, std::span<const uint8_t> bytes) override {
@@ -247,7 +254,8 @@ Result<std::unique_ptr<VolatileStore>> VolatileStore::Open(Options options, Env*
   store->on_event_ = std::move(options.on_event);
   store->reserve_extents_ =
       static_cast<size_t>((options.reserve + options.extent_bytes - 1) / options.extent_bytes);
-  if (store->reserve_extents_ > 0)
+  store->reserve_limit_extents_ = static_cast<size_t>(options.reserve_limit / options.extent_bytes);
+  if (store->reserve_extents_ > 0 || store->reserve_limit_extents_ > 0)
     WRIT_RETURN_IF_ERROR(StartThread(store->filler_, "the volatile reserve's thread",
                                      [s = store.get()] { s->FillReserve(); }));
   return store;
@@ -264,6 +272,7 @@ VolatileStore::~VolatileStore() {
     if (r.map != nullptr) (void)env_->Unmap(r.map, extent_bytes_);
     (void)env_->Close(r.fd);
   }
+  for (int fd : recycled_) (void)env_->Close(fd);
   for (auto& [id, entry] : entries_) {
     for (size_t i = 0; i < entry.extents.size(); ++i) {
       (void)env_->Unmap(entry.extents[i], ExtentLength(entry.delivery.meta.bytes, i));
@@ -274,6 +283,19 @@ VolatileStore::~VolatileStore() {
 size_t VolatileStore::ready_extents() {
   MutexLock lock(mu_);
   return ready_.size();
+}
+
+size_t VolatileStore::target_extents() {
+  MutexLock lock(mu_);
+  return TargetExtents();
+}
+
+bool VolatileStore::Recycle(int fd) {
+  if (!dir_.empty()) return false;  // files in a scratch directory: not memory to keep
+  MutexLock lock(mu_);
+  if (stopping_ || ready_.size() + recycled_.size() >= TargetExtents()) return false;
+  recycled_.push_back(fd);  // the filler is woken by WriterDone
+  return true;
 }
 
 VolatileStore::ReadyExtent VolatileStore::TakeReady() {
@@ -289,13 +311,17 @@ VolatileStore::ReadyExtent VolatileStore::TakeReady() {
 void VolatileStore::FillReserve() {
   sched_param idle{};
   (void)sched_setscheduler(0, SCHED_IDLE, &idle);  // this thread only (Linux)
+  // Named, so that a benchmark can leave its CPU out of a delivery's (bench/compare).
+  (void)pthread_setname_np(pthread_self(), "writ-reserve");
   // Each time it is full again, it says so: a benchmark waits for that line.
   auto started = std::chrono::steady_clock::now();
   bool full = false;
   for (;;) {
+    int recycled = -1;
     {
       MutexLock lock(mu_);
-      if (!full && ready_.size() >= reserve_extents_) {
+      const size_t target = TargetExtents();
+      if (!full && target > 0 && ready_.size() >= target) {
         full = true;
         const double seconds =
             std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
@@ -303,35 +329,27 @@ void VolatileStore::FillReserve() {
           char line[160];
           std::snprintf(line, sizeof line,
                         "volatile reserve ready: %zu MiB of memory touched in %.1f s",
-                        static_cast<size_t>(reserve_extents_ * extent_bytes_ >> 20), seconds);
+                        static_cast<size_t>(target * extent_bytes_ >> 20), seconds);
           on_event_(line);
         }
       }
       lock.Wait(reserve_cv_, [&]() REQUIRES(mu_) {
-        return stopping_ || (ready_.size() < reserve_extents_ && writers_ == 0);
+        return stopping_ ||
+               (writers_ == 0 && (!recycled_.empty() || ready_.size() < TargetExtents()));
       });
       if (stopping_) return;
       if (full) {
         full = false;
         started = std::chrono::steady_clock::now();
       }
+      if (!recycled_.empty()) {
+        recycled = recycled_.back();
+        recycled_.pop_back();
+      }
     }
-    Result<int> fd = env_->OpenMemory("writ-reserve");
-    Status s = fd.status();
-    uint8_t* map = nullptr;
-    if (s.ok()) s = env_->Allocate(*fd, 0, extent_bytes_, /*keep_size=*/false);
-    if (s.ok()) {
-      auto mapped = env_->MapShared(*fd, extent_bytes_);
-      s = mapped.status();
-      if (s.ok()) map = *mapped;
-    }
-    // Written once now, so the pages exist and the host has backed them; the mapping is
-    // kept, to be moved into a delivery's range with its pages mapped.
-    if (s.ok()) s = env_->Populate(map, extent_bytes_);
-    if (!s.ok()) {
-      if (map != nullptr) (void)env_->Unmap(map, extent_bytes_);
-      if (fd.ok()) (void)env_->Close(*fd);
-      if (on_event_) on_event_("volatile reserve: cannot fill it: " + s.ToString());
+    Result<ReadyExtent> ready = NextReadyExtent(recycled);
+    if (!ready.ok()) {
+      if (on_event_) on_event_("volatile reserve: cannot fill it: " + ready.status().ToString());
       MutexLock lock(mu_);
       lock.WaitFor(reserve_cv_, std::chrono::seconds(10),
                    [&]() REQUIRES(mu_) { return stopping_; });
@@ -339,8 +357,43 @@ void VolatileStore::FillReserve() {
       continue;
     }
     MutexLock lock(mu_);
-    ready_.push_back({*fd, map});
+    ready_.push_back(*ready);
   }
+}
+
+Result<VolatileStore::ReadyExtent> VolatileStore::NextReadyExtent(int recycled_fd) {
+  int fd = recycled_fd;
+  if (fd < 0) {
+    Result<int> opened = env_->OpenMemory("writ-reserve");
+    if (!opened.ok()) return opened.status();
+    fd = *opened;
+    Status s = env_->Allocate(fd, 0, extent_bytes_, /*keep_size=*/false);
+    if (!s.ok()) {
+      (void)env_->Close(fd);
+      return s;
+    }
+  }
+  auto mapped = env_->MapShared(fd, extent_bytes_);
+  if (!mapped.ok()) {
+    (void)env_->Close(fd);
+    return mapped.status();
+  }
+  // A recycled extent is cleared over all of it: what one delivery's sender wrote is never
+  // in another's memory (docs/security.md). A new one is written once, so that its pages
+  // exist and the host has backed them. Either way every page ends up mapped, and the
+  // mapping is kept, to be moved into a delivery's range as it is.
+  Status s;
+  if (recycled_fd >= 0) {
+    std::memset(*mapped, 0, extent_bytes_);
+  } else {
+    s = env_->Populate(*mapped, extent_bytes_);
+  }
+  if (!s.ok()) {
+    (void)env_->Unmap(*mapped, extent_bytes_);
+    (void)env_->Close(fd);
+    return s;
+  }
+  return ReadyExtent{fd, *mapped};
 }
 
 void VolatileStore::WriterDone() {
@@ -406,6 +459,9 @@ Result<std::unique_ptr<PayloadWriter>> VolatileStore::Begin(const DeliveryMeta& 
                              std::to_string(capacity_) + " bytes");
     }
     ++writers_;
+    // An adaptive reserve grows to what is asked of it (whole extents: the reserve serves
+    // only those), up to its limit.
+    grown_extents_ = std::max(grown_extents_, static_cast<size_t>(meta.bytes / extent_bytes_));
   }
   return std::unique_ptr<PayloadWriter>(new VolatileWriter(*this, meta));
 }

@@ -10,7 +10,10 @@
 // project's VMs slows every other thread's memory access down with it), so a
 // delivery's writes land in memory the host has backed instead of paying for first touch
 // (on this project's VMs, 0.2-0.4 GB/s: docs/benchmarks.md). Reserve memory is on top
-// of the capacity.
+// of the capacity. An adaptive reserve (the serve's default) starts empty and grows to the
+// largest delivery announced, up to a bound; extents of abandoned deliveries are recycled
+// into it (cleared first: what a sender wrote for one delivery is never in another's
+// memory) instead of going back to the host.
 #pragma once
 
 #include <algorithm>
@@ -38,6 +41,9 @@ class VolatileStore : public Store {
     uint64_t capacity = 0;
     // Bytes of touched memory kept ready (memfd only; rounded up to whole extents).
     uint64_t reserve = 0;
+    // When above `reserve`: the reserve grows to the largest delivery announced (whole
+    // extents), up to this many bytes (rounded down to whole extents).
+    uint64_t reserve_limit = 0;
     // A multiple of the page size.
     uint64_t extent_bytes = 64ull << 20;
     // Hears each time the reserve is full (again), and of each failure to fill it.
@@ -46,6 +52,8 @@ class VolatileStore : public Store {
   static Result<std::unique_ptr<VolatileStore>> Open(Options options, Env* env = nullptr);
   // Extents of the reserve ready now.
   size_t ready_extents();
+  // Extents the reserve is filling towards now.
+  size_t target_extents();
   ~VolatileStore() override;
 
   bool Offers(RetentionClass retention) const override {
@@ -95,11 +103,22 @@ class VolatileStore : public Store {
   // A whole extent from the reserve; fd -1 when none is ready.
   ReadyExtent TakeReady();
   void FillReserve();
+  // A touched extent for the reserve: a cleared recycled one, else a new one.
+  Result<ReadyExtent> NextReadyExtent(int recycled_fd);
   void WriterDone();
+  // Offers the extent (a whole one) of an abandoned delivery to the reserve; false when the
+  // reserve has no room for it (the caller closes it).
+  bool Recycle(int fd);
+  size_t TargetExtents() const REQUIRES(mu_) {
+    return std::max(reserve_extents_, std::min(reserve_limit_extents_, grown_extents_));
+  }
 
   std::function<void(const std::string&)> on_event_;
   size_t reserve_extents_ = 0;
+  size_t reserve_limit_extents_ = 0;
+  size_t grown_extents_ GUARDED_BY(mu_) = 0;  // whole extents of the largest delivery announced
   std::vector<ReadyExtent> ready_ GUARDED_BY(mu_);
+  std::vector<int> recycled_ GUARDED_BY(mu_);  // abandoned deliveries' extents, to be cleared
   bool stopping_ GUARDED_BY(mu_) = false;
   size_t writers_ GUARDED_BY(mu_) = 0;  // deliveries being received: the reserve waits for 0
   std::condition_variable reserve_cv_;

@@ -3,6 +3,7 @@
 // and the evidence says which of the two happened.
 #include "store/volatile_store.h"
 
+#include <algorithm>
 #include <atomic>
 #include <condition_variable>
 #include <cstring>
@@ -32,11 +33,15 @@ class CountingEnv : public EnvWrapper {
     ++populates;
     return EnvWrapper::Populate(address, length);
   }
+  Result<int> OpenMemory(const std::string& name) override {
+    ++memory_files;
+    return EnvWrapper::OpenMemory(name);
+  }
   Status WriteAt(int fd, std::span<const uint8_t> b, uint64_t off) override {
     ++writes;
     return EnvWrapper::WriteAt(fd, b, off);
   }
-  std::atomic<int> allocations = 0, maps = 0, writes = 0, populates = 0;
+  std::atomic<int> allocations = 0, maps = 0, writes = 0, populates = 0, memory_files = 0;
   uint64_t allocated = 0;
   bool fail_allocation = false;
 };
@@ -174,11 +179,13 @@ TEST(VolatileStore, RetainedDeliveriesHoldNoDescriptor) {
 constexpr uint64_t kSmallExtent = 64 << 10;
 
 std::unique_ptr<VolatileStore> WithSmallExtents(
-    Env* env, uint64_t reserve = 0, std::function<void(const std::string&)> on_event = nullptr) {
+    Env* env, uint64_t reserve = 0, std::function<void(const std::string&)> on_event = nullptr,
+    uint64_t reserve_limit = 0) {
   VolatileStore::Options options;
   options.capacity = 1ull << 30;
   options.extent_bytes = kSmallExtent;
   options.reserve = reserve;
+  options.reserve_limit = reserve_limit;
   options.on_event = std::move(on_event);
   auto store = VolatileStore::Open(std::move(options), env);
   EXPECT_TRUE(store.ok()) << store.status().ToString();
@@ -240,6 +247,15 @@ class ReserveEvents {
     std::unique_lock lock(mu_);
     return cv_.wait_for(lock, std::chrono::seconds(60), [&] {
       return !lines_.empty() && lines_.back().find("ready") != std::string::npos;
+    });
+  }
+  // Waits until the reserve has said it is ready `n` times.
+  bool WaitReadyTimes(size_t n) {
+    std::unique_lock lock(mu_);
+    return cv_.wait_for(lock, std::chrono::seconds(60), [&] {
+      return std::count_if(lines_.begin(), lines_.end(), [](const std::string& l) {
+               return l.find("reserve ready") != std::string::npos;
+             }) >= static_cast<std::ptrdiff_t>(n);
     });
   }
   std::mutex mu_;
@@ -306,6 +322,57 @@ TEST(VolatileStore, AnAbandonedDeliveryLeavesNoByteForTheNextOne) {
   const std::vector<uint8_t> zeros(bytes.size(), 0);
   EXPECT_EQ(std::memcmp(*placed, zeros.data(), zeros.size()), 0)
       << "the next delivery's memory shows bytes of the abandoned one";
+}
+
+// Writes `bytes` (copied, not placed) and commits or abandons the delivery.
+void Deliver(VolatileStore& store, const std::string& id, const std::vector<uint8_t>& bytes,
+             bool commit) {
+  auto writer = store.Begin(MetaFor(id, bytes), RetentionClass::kVolatile);
+  ASSERT_TRUE(writer.ok()) << writer.status().ToString();
+  ASSERT_TRUE((*writer)->Write(0, bytes).ok());
+  if (commit) {
+    ASSERT_TRUE((*writer)->Commit({"{}"}).ok());
+  }
+}
+
+TEST(VolatileStore, AnAdaptiveReserveGrowsToTheLargestDeliveryUpToItsLimit) {
+  CountingEnv env;
+  ReserveEvents events;
+  auto store = WithSmallExtents(&env, 0, events.sink(), /*reserve_limit=*/3 * kSmallExtent);
+  EXPECT_EQ(store->target_extents(), 0u) << "nothing touched before anything is asked";
+  Deliver(*store, "one", Bytes(10, 2 * kSmallExtent + 7), true);
+  EXPECT_EQ(store->target_extents(), 2u) << "whole extents of the largest delivery";
+  ASSERT_TRUE(events.WaitReadyTimes(1));
+  EXPECT_EQ(store->ready_extents(), 2u);
+  Deliver(*store, "big", Bytes(11, 5 * kSmallExtent), true);
+  EXPECT_EQ(store->target_extents(), 3u) << "never above its limit";
+  ASSERT_TRUE(events.WaitReadyTimes(2));
+  EXPECT_EQ(store->ready_extents(), 3u);
+  Deliver(*store, "small", Bytes(12, kSmallExtent), true);
+  EXPECT_EQ(store->target_extents(), 3u) << "a smaller delivery does not shrink it";
+}
+
+// An abandoned delivery's extents are kept for the reserve instead of new memory, and
+// cleared before the next delivery can see any of their bytes.
+TEST(VolatileStore, AnAbandonedDeliverysMemoryIsRecycledClearedIntoTheReserve) {
+  CountingEnv env;
+  ReserveEvents events;
+  // 16 extents: 1 MiB, placed in the store's memory from that size.
+  auto store = WithSmallExtents(&env, 0, events.sink(), /*reserve_limit=*/16 * kSmallExtent);
+  std::vector<uint8_t> bytes(16 * kSmallExtent, 0xA5);
+  Deliver(*store, "abandoned", bytes, /*commit=*/false);
+  ASSERT_TRUE(events.WaitReadyTimes(1));
+  EXPECT_EQ(store->ready_extents(), 16u);
+  EXPECT_EQ(env.memory_files, 16) << "the reserve was filled with the abandoned extents";
+
+  auto next = store->Begin(MetaFor("next", bytes), RetentionClass::kVolatile);
+  ASSERT_TRUE(next.ok());
+  auto placed = (*next)->Placement(0, bytes.size());
+  ASSERT_TRUE(placed.ok() && *placed != nullptr);
+  EXPECT_EQ(env.memory_files, 16) << "the next delivery got the recycled extents";
+  const std::vector<uint8_t> zeros(bytes.size(), 0);
+  EXPECT_EQ(std::memcmp(*placed, zeros.data(), zeros.size()), 0)
+      << "recycled memory shows bytes of the abandoned delivery";
 }
 
 TEST(VolatileStore, AReserveNeedsMemoryNotAScratchDirectory) {

@@ -3,6 +3,7 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstring>
 #include <functional>
@@ -27,7 +28,7 @@ struct ServeFlags {
   std::string window_pool = "256MiB";
   std::string window_size = "32MiB";
   std::string scratch;
-  std::string volatile_reserve = "0";
+  std::string volatile_reserve = "auto";
   std::string verify_on_start = "unsynced";  // with --data: what recovery re-hashes
   std::string scrub_rate = "16MiB";          // with --data: the background scrub, per second
   std::string test_store_faults;             // tests only
@@ -177,6 +178,14 @@ int AwaitStop(Receiver& receiver, const sigset_t& stop_signals, std::chrono::mil
   return kExitOk;
 }
 
+// `--volatile-reserve auto`: up to 8 window pools (2 GiB by default), at most an eighth of
+// the host's memory. It grows only as large deliveries arrive (docs/retention.md).
+uint64_t AdaptiveReserveLimit(uint64_t window_pool) {
+  const uint64_t host_memory =
+      static_cast<uint64_t>(sysconf(_SC_PHYS_PAGES)) * static_cast<uint64_t>(sysconf(_SC_PAGESIZE));
+  return std::min(8 * window_pool, host_memory / 8);
+}
+
 int RunServe(const ServeFlags& flags) {
   auto host_port = protocol::ParseHostPort(flags.listen);
   if (!host_port.ok())
@@ -186,7 +195,9 @@ int RunServe(const ServeFlags& flags) {
   auto window = ParseSize(flags.window_size);
   if (!window.ok()) return ReportError(window.status().Annotate("--window-size"));
 
-  auto reserve = ParseSize(flags.volatile_reserve);
+  const bool adaptive_reserve = flags.volatile_reserve == "auto";
+  auto reserve =
+      adaptive_reserve ? Result<uint64_t>(uint64_t{0}) : ParseSize(flags.volatile_reserve);
   if (!reserve.ok()) return ReportError(reserve.status().Annotate("--volatile-reserve"));
 
   auto max_message = ParseSize(flags.max_message);
@@ -209,6 +220,7 @@ int RunServe(const ServeFlags& flags) {
   options.window_bytes = std::min(*window, *pool);
   options.scratch_dir = flags.scratch;
   options.volatile_reserve_bytes = *reserve;
+  if (adaptive_reserve) options.volatile_reserve_limit_bytes = AdaptiveReserveLimit(*pool);
   Status store_flags = StoreOptions(flags, options);
   if (!store_flags.ok()) return ReportError(store_flags);
   // Recovery's findings and sync failures, one stderr line each (from any connection thread).
@@ -251,7 +263,9 @@ void RegisterServe(CLI::App& app, CommandContext& ctx) {
   cmd->add_option("--volatile-reserve", flags->volatile_reserve,
                   "memory kept touched and ready for volatile deliveries (in 64MiB extents, "
                   "refilled at idle priority, on top of their capacity): they then skip the "
-                  "first-touch cost of fresh memory")
+                  "first-touch cost of fresh memory. auto: grows to the largest delivery "
+                  "announced, up to 8 x --window-pool and 1/8 of the host's memory, and keeps "
+                  "the (cleared) memory of abandoned deliveries; 0: none")
       ->capture_default_str();
   cmd->add_option("--identity", flags->identity,
                   "directory of the key that signs receipts (default DATA/identity, else "
