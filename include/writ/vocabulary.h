@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstddef>
+#include <string>
 #include <string_view>
 
 #include "writ/status.h"
@@ -13,11 +14,18 @@
 
 namespace writ {
 
-std::string_view RuleName(Rule rule);  // "xxh3-128", "crc32c", "sha256"
+// "xxh3-128", "crc32c", "sha256", "xxh3-128-tree-1MiB", "sha256-tree-1MiB"
+std::string_view RuleName(Rule rule);
 Result<Rule> ParseRule(std::string_view name);
 bool IsKnown(Rule rule);
 // Bytes of the digest a rule produces; 0 for an unknown rule.
 size_t DigestSize(Rule rule);
+// Whether a rule resists a hostile sender (sha256, sha256-tree-1MiB). The others detect
+// accidental corruption only: a sender can craft other bytes with the same digest.
+bool IsCryptographic(Rule rule);
+// What a passed digest of `rule` does not rule out, for receipts and `writ verify`: empty for
+// a cryptographic rule, else that it detects accidental corruption, not a hostile sender.
+std::string RuleCaveat(Rule rule);
 
 std::string_view RungName(Rung rung);  // "transport", "received", "validated", "processed"
 Result<Rung> ParseRung(std::string_view name);
