@@ -43,6 +43,9 @@ struct ReceiverOptions {
   uint64_t window_pool_bytes = 256ull << 20;  // all windows together
   uint64_t window_bytes = 32ull << 20;        // one window; a chunk must fit in it
   uint32_t windows_per_delivery = 4;          // windows one delivery may hold at once
+  // Threads that digest received windows (never the fabric's progress thread nor a
+  // connection's); 0: min(4, hardware threads).
+  uint32_t digest_threads = 0;
   uint32_t max_connections = 64;
   // Limits, each enforced with a named refusal. A "sender" is its announce key when
   // senders authenticate (--allow), else its host.

@@ -7,8 +7,15 @@
 
 namespace writ {
 
-// The rule a whole delivery is validated against.
-enum class Rule : uint8_t { kXxh3_128 = 1, kCrc32c = 2, kSha256 = 3 };
+// The rule a whole delivery is validated against. The tree rules digest each 1 MiB leaf
+// on its own (in parallel) and the delivery as the list of leaf digests (docs/protocol.md).
+enum class Rule : uint8_t {
+  kXxh3_128 = 1,
+  kCrc32c = 2,
+  kSha256 = 3,
+  kXxh3_128Tree1MiB = 4,
+  kSha256Tree1MiB = 5,
+};
 
 // The rungs a sender can wait for. `retained` is not a rung here: retention is
 // orthogonal and named by a RetentionClass.

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstddef>
+#include <string>
 #include <string_view>
 
 #include "writ/export.h"
@@ -14,11 +15,18 @@
 
 namespace writ {
 
-WRIT_EXPORT std::string_view RuleName(Rule rule);  // "xxh3-128", "crc32c", "sha256"
+// "xxh3-128", "crc32c", "sha256", "xxh3-128-tree-1MiB", "sha256-tree-1MiB"
+WRIT_EXPORT std::string_view RuleName(Rule rule);
 WRIT_EXPORT Result<Rule> ParseRule(std::string_view name);
 WRIT_EXPORT bool IsKnown(Rule rule);
 // Bytes of the digest a rule produces; 0 for an unknown rule.
 WRIT_EXPORT size_t DigestSize(Rule rule);
+// Whether a rule resists a hostile sender (sha256, sha256-tree-1MiB). The others detect
+// accidental corruption only: a sender can craft other bytes with the same digest.
+WRIT_EXPORT bool IsCryptographic(Rule rule);
+// What a passed digest of `rule` does not rule out, for receipts and `writ verify`: empty for
+// a cryptographic rule, else that it detects accidental corruption, not a hostile sender.
+WRIT_EXPORT std::string RuleCaveat(Rule rule);
 
 WRIT_EXPORT std::string_view RungName(
     Rung rung);  // "transport", "received", "validated", "processed"

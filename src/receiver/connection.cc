@@ -260,18 +260,19 @@ std::optional<protocol::Refuse> Connection::CheckRequest(const protocol::Announc
 // Opens the store's writer; the delivery then holds `admitted` until it ends.
 Status Connection::BeginDelivery(const protocol::Announce& a, AdmittedDelivery admitted,
                                  bool redelivery) {
-  auto digester = vocabulary::Digester::Create(a.rule);
+  // The workers wake this connection's thread, through its inbox, as ranges are digested.
+  auto digest = core_.digests->Open(a.rule, a.bytes, [inbox = inbox_] { inbox->Wake(); });
   store::DeliveryMeta meta{a.delivery_id, a.bytes, a.chunk_size, a.rule, a.digest, identity_};
   Result<std::unique_ptr<store::PayloadWriter>> writer =
-      !digester.ok() ? Result<std::unique_ptr<store::PayloadWriter>>(digester.status())
-      : redelivery   ? Result<std::unique_ptr<store::PayloadWriter>>(
+      !digest.ok() ? Result<std::unique_ptr<store::PayloadWriter>>(digest.status())
+      : redelivery ? Result<std::unique_ptr<store::PayloadWriter>>(
                          std::make_unique<HeldDeliveryWriter>(*core_.store, a.delivery_id))
                    : core_.store->Begin(meta, a.retention);
   if (!writer.ok()) {
     return Refuse(a.delivery_id, ReasonFor(writer.status()), writer.status().message());
   }
   delivery_ =
-      std::make_unique<InboundDelivery>(a, std::move(digester).value(), std::move(writer).value());
+      std::make_unique<InboundDelivery>(a, std::move(digest).value(), std::move(writer).value());
   delivery_->redelivery = redelivery;
   delivery_->serial = core_.next_delivery_serial.fetch_add(1);
   admitted_.emplace(std::move(admitted));
@@ -433,18 +434,20 @@ Status Connection::Advance() {
   WRIT_RETURN_IF_ERROR(GrantWindows());
   if (!delivery_) return Status::Ok();
 
-  auto consumed = d.Consume();
+  Status consumed = d.Consume();
   if (!consumed.ok()) {
     // The refusal goes out before the windows are revoked, so the sender reads why (e.g. a
     // full disk: exit 6) before any write in flight fails on a revoked window.
-    Status told = Refuse(id, ReasonFor(consumed.status()),
-                         "storing delivery " + id + " failed: " + consumed.status().message());
+    Status told = Refuse(id, ReasonFor(consumed),
+                         "storing delivery " + id + " failed: " + consumed.message());
     EndDelivery();
     return told;
   }
-  for (auto& window : *consumed) Revoke(window);
+  // Only windows the workers are done with go back to the pool (and so to another delivery).
+  std::vector<LiveWindow> digested = d.TakeDigested();
+  for (auto& window : digested) Revoke(window);
   // Re-grant at once what was just revoked: the sender may be waiting for nothing else.
-  if (!consumed->empty()) {
+  if (!digested.empty()) {
     WRIT_RETURN_IF_ERROR(GrantWindows());
     if (!delivery_) return Status::Ok();
   }
@@ -453,7 +456,7 @@ Status Connection::Advance() {
     d.received_receipt_sent = true;
     WRIT_RETURN_IF_ERROR(SendReceipt(ReceivedReceipt(core_, RefOf(d.announce()), d.chunk_count())));
   }
-  if (d.commit_seen && d.all_received() && d.all_consumed()) return Finish();
+  if (d.commit_seen && d.all_received() && d.all_consumed() && d.all_digested()) return Finish();
   return Status::Ok();
 }
 
@@ -462,7 +465,7 @@ Status Connection::Finish() {
   const protocol::Announce a = d.announce();
   const DeliveryRef ref = RefOf(a);
   const std::vector<uint8_t> computed = d.FinishDigest();
-  if (computed != a.digest) {
+  if (computed != d.expected_digest()) {
     EndDelivery();
     // Nothing computed over the received bytes goes back to the peer: a digest of what a
     // window held would let a sender that never wrote read it out, a probe at a time.

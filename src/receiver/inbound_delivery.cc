@@ -4,15 +4,16 @@
 
 namespace writ::receiver {
 
-InboundDelivery::InboundDelivery(protocol::Announce announce,
-                                 std::unique_ptr<vocabulary::Digester> digester,
+InboundDelivery::InboundDelivery(protocol::Announce announce, std::shared_ptr<DigestStream> digest,
                                  std::unique_ptr<store::PayloadWriter> writer)
     : announce_(std::move(announce)),
       chunks_(announce_.bytes == 0
                   ? 0
                   : (announce_.bytes + announce_.chunk_size - 1) / announce_.chunk_size),
-      digester_(std::move(digester)),
+      digest_(std::move(digest)),
       writer_(std::move(writer)) {}
+
+InboundDelivery::~InboundDelivery() { digest_->Cancel(); }
 
 bool InboundDelivery::NeedsWindow(uint32_t max_windows) const {
   return next_grant_chunk_ < chunks_ && windows_.size() < max_windows;
@@ -56,15 +57,13 @@ Status InboundDelivery::OnNotification(uint16_t tag, uint16_t chunk_in_window) {
                           ", which this delivery does not hold");
 }
 
-Result<std::vector<LiveWindow>> InboundDelivery::Consume() {
-  std::vector<LiveWindow> consumed;
+Status InboundDelivery::Consume() {
   while (!windows_.empty() && windows_.front().notified_count == windows_.front().chunk_count) {
-    LiveWindow& w = windows_.front();
-    WRIT_RETURN_IF_ERROR(ConsumeWindow(w));
-    consumed.push_back(std::move(w));
+    WRIT_RETURN_IF_ERROR(ConsumeWindow(windows_.front()));
+    digesting_.push_back(std::move(windows_.front()));
     windows_.pop_front();
   }
-  return consumed;
+  return Status::Ok();
 }
 
 // Revoked first: once its key is closed no write can land in the window, so the bytes
@@ -73,16 +72,32 @@ Status InboundDelivery::ConsumeWindow(LiveWindow& w) {
   Status revoked = w.region.Close();
   if (!revoked.ok()) return revoked.Annotate("revoking a window before validating its bytes");
   const std::span<const uint8_t> bytes(w.data, w.length);
-  digester_->Update(bytes);
-  WRIT_RETURN_IF_ERROR(writer_->Write(w.first_chunk * announce_.chunk_size, bytes));
+  const uint64_t offset = w.first_chunk * announce_.chunk_size;
+  WRIT_RETURN_IF_ERROR(writer_->Write(offset, bytes));
+  digest_->Submit(w.first_chunk, offset, bytes);
   next_consume_chunk_ = w.first_chunk + w.chunk_count;
   return Status::Ok();
 }
 
+std::vector<LiveWindow> InboundDelivery::TakeDigested() {
+  std::vector<LiveWindow> digested;
+  for (uint64_t first_chunk : digest_->TakeDone()) {
+    auto it = std::find_if(digesting_.begin(), digesting_.end(),
+                           [&](const LiveWindow& w) { return w.first_chunk == first_chunk; });
+    if (it == digesting_.end()) continue;
+    digested.push_back(std::move(*it));
+    digesting_.erase(it);
+  }
+  return digested;
+}
+
 std::vector<LiveWindow> InboundDelivery::TakeWindows() {
-  std::vector<LiveWindow> all(std::make_move_iterator(windows_.begin()),
-                              std::make_move_iterator(windows_.end()));
-  windows_.clear();
+  digest_->Cancel();
+  std::vector<LiveWindow> all;
+  for (auto* list : {&windows_, &digesting_}) {
+    for (auto& w : *list) all.push_back(std::move(w));
+    list->clear();
+  }
   return all;
 }
 

@@ -1,11 +1,12 @@
 // One delivery on its way in: the windows granted for it, which chunks were
-// notified, and the digest and store fed in chunk order, a window at a time, as
-// windows fill (no second pass over the bytes).
+// notified, and the store and the digest workers (digest_pool.h) fed in chunk order, a
+// window at a time, as windows fill (no second pass over the bytes).
 //
 // What is digested must be what is retained. A window is therefore revoked before any of
 // its bytes are read: while it is registered the sender could still change a chunk
 // between the digest's read and the store's copy (or, for a placed window, after the
-// digest, in the retained memory itself).
+// digest, in the retained memory itself). A consumed window is held until the workers
+// have digested it (or the digest is cancelled), and only then goes back to the pool.
 #pragma once
 
 #include <cstdint>
@@ -16,10 +17,10 @@
 
 #include "fabric/memory_region.h"
 #include "protocol/messages.h"
+#include "receiver/digest_pool.h"
 #include "receiver/reservation.h"
 #include "receiver/window_pool.h"
 #include "store/store.h"
-#include "vocabulary/digest.h"
 
 namespace writ::receiver {
 
@@ -38,8 +39,12 @@ struct LiveWindow {
 
 class InboundDelivery {
  public:
-  InboundDelivery(protocol::Announce announce, std::unique_ptr<vocabulary::Digester> digester,
+  InboundDelivery(protocol::Announce announce, std::shared_ptr<DigestStream> digest,
                   std::unique_ptr<store::PayloadWriter> writer);
+  // Cancels the digest first: no worker reads a window once the delivery is gone.
+  ~InboundDelivery();
+  InboundDelivery(const InboundDelivery&) = delete;
+  InboundDelivery& operator=(const InboundDelivery&) = delete;
 
   const protocol::Announce& announce() const { return announce_; }
   uint64_t chunk_count() const { return chunks_; }
@@ -58,18 +63,26 @@ class InboundDelivery {
   Status OnNotification(uint16_t tag, uint16_t chunk_in_window);
 
   // Consumes, in order, every leading window whose chunks have all been notified: closes
-  // its registration, then feeds its bytes to the digest and the store. Hands back the
-  // consumed windows (the caller unbinds them and returns them to the pool).
-  Result<std::vector<LiveWindow>> Consume();
+  // its registration, then hands its bytes to the store and to the digest workers. The
+  // window is held until TakeDigested hands it back.
+  Status Consume();
+  // The consumed windows the workers have digested: the caller unbinds them and returns
+  // them to the pool.
+  std::vector<LiveWindow> TakeDigested();
 
   bool all_received() const { return received_ == chunks_; }
   bool all_consumed() const { return next_consume_chunk_ == chunks_; }
+  // Every consumed byte has been digested.
+  bool all_digested() const { return digest_->idle(); }
   uint64_t received_chunks() const { return received_; }
 
-  // The digest of all consumed bytes (call once, after all_consumed()).
-  std::vector<uint8_t> FinishDigest() { return digester_->Finish(); }
+  // The digest of all consumed bytes (call once, after all_consumed() and all_digested()).
+  std::vector<uint8_t> FinishDigest() { return digest_->Finish(); }
+  // What the digest must equal (the one place it is read from).
+  const std::vector<uint8_t>& expected_digest() const { return announce_.digest; }
   store::PayloadWriter& writer() { return *writer_; }
-  // Gives up every live window (for revocation), e.g. when the delivery is abandoned.
+  // Gives up every window, live or being digested (for revocation), e.g. when the delivery
+  // is abandoned: the digest is cancelled first, so no worker reads them afterwards.
   std::vector<LiveWindow> TakeWindows();
 
   bool commit_seen = false;
@@ -86,9 +99,10 @@ class InboundDelivery {
 
   protocol::Announce announce_;
   uint64_t chunks_;
-  std::unique_ptr<vocabulary::Digester> digester_;
+  std::shared_ptr<DigestStream> digest_;
   std::unique_ptr<store::PayloadWriter> writer_;
-  std::deque<LiveWindow> windows_;  // ordered by first_chunk
+  std::deque<LiveWindow> windows_;    // ordered by first_chunk
+  std::deque<LiveWindow> digesting_;  // consumed, read by the digest workers until done
   uint64_t next_grant_chunk_ = 0;
   uint64_t next_consume_chunk_ = 0;
   uint64_t received_ = 0;

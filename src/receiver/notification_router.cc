@@ -20,6 +20,10 @@ void Inbox::Push(uint32_t value) {
     MutexLock lock(mu_);
     values_.push_back(value);
   }
+  Wake();
+}
+
+void Inbox::Wake() {
   const uint64_t one = 1;
   (void)!write(event_fd_, &one, sizeof one);
 }

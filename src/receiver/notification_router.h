@@ -26,6 +26,8 @@ class Inbox {
   ~Inbox();
   int event_fd() const { return event_fd_; }
   void Push(uint32_t value);
+  // Wakes the connection's thread with no value (e.g. a window was digested).
+  void Wake();
   // Moves everything queued into `out` and clears the eventfd.
   void Drain(std::vector<uint32_t>& out);
 

@@ -160,6 +160,10 @@ Status ReceiverImpl::Init() {
 
   WRIT_ASSIGN_OR_RETURN(core_.pool,
                         receiver::WindowPool::Create(opt.window_pool_bytes, opt.window_bytes));
+  const uint32_t digest_threads =
+      opt.digest_threads != 0 ? opt.digest_threads
+                              : std::clamp<uint32_t>(std::thread::hardware_concurrency(), 1, 4);
+  WRIT_ASSIGN_OR_RETURN(core_.digests, receiver::DigestPool::Start(digest_threads));
   uint64_t volatile_capacity = opt.volatile_capacity_bytes;
   if (volatile_capacity == 0) {
     const uint64_t host_memory = static_cast<uint64_t>(sysconf(_SC_PHYS_PAGES)) *

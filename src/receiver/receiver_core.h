@@ -12,6 +12,7 @@
 #include "fabric/fabric_port.h"
 #include "fabric/progress_loop.h"
 #include "receipt/identity.h"
+#include "receiver/digest_pool.h"
 #include "receiver/notification_router.h"
 #include "receiver/reservation.h"
 #include "receiver/sender_auth.h"
@@ -29,6 +30,8 @@ struct ReceiverCore {
   std::unique_ptr<fabric::FabricPort> node;
   fabric::ProgressLoop* progress = nullptr;  // polls `node`; set before any connection runs
   std::unique_ptr<WindowPool> pool;
+  // After `pool`, so destroyed before it: digests every delivery (ReceiverOptions::digest_threads).
+  std::unique_ptr<DigestPool> digests;
   NotificationRouter router;
   std::unique_ptr<store::Store> store;
   ReceiptContext context;                     // for receipts this receiver issues

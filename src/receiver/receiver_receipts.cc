@@ -49,6 +49,9 @@ Receipt ValidatedReceipt(const ReceiverCore& core, const DeliveryRef& ref) {
   r.statement = "the complete delivery (" + std::to_string(ref.bytes) + " bytes) has the " +
                 ref.rule + " digest " + ref.digest + " announced for it";
   r.does_not_establish = "processing, or that the delivery survives any failure";
+  auto rule = ParseRule(ref.rule);
+  const std::string caveat = rule.ok() ? RuleCaveat(*rule) : "";
+  if (!caveat.empty()) r.does_not_establish += "; nor that the sender was honest: " + caveat;
   return r;
 }
 

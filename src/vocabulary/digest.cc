@@ -14,6 +14,8 @@ Result<std::unique_ptr<Digester>> Digester::Create(Rule rule) {
     case Rule::kXxh3_128: return MakeXxh3Digester();
     case Rule::kCrc32c: return MakeCrc32cDigester();
     case Rule::kSha256: return MakeSha256Digester();
+    case Rule::kXxh3_128Tree1MiB:
+    case Rule::kSha256Tree1MiB: return MakeTreeDigester(rule);
   }
   return Status::InvalidArgument("digest: unknown rule " + std::to_string(static_cast<int>(rule)));
 }

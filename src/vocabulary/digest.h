@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -16,7 +17,8 @@ namespace writ::vocabulary {
 
 // Output is DigestSize(rule()) bytes in the rule's canonical byte order:
 // xxh3-128 as XXH128_canonicalFromHash (big-endian high then low), crc32c
-// as the standard CRC-32C value big-endian, sha256 as defined by FIPS 180-4.
+// as the standard CRC-32C value big-endian, sha256 as defined by FIPS 180-4; a tree
+// rule as its base hash's output over the root (below).
 class Digester {
  public:
   static Result<std::unique_ptr<Digester>> Create(Rule rule);
@@ -37,5 +39,19 @@ class Digester {
 };
 
 Result<std::vector<uint8_t>> DigestOf(Rule rule, std::span<const uint8_t> bytes);
+
+// Tree rules (docs/protocol.md, "Tree rules"): leaves are consecutive kTreeLeafBytes pieces
+// of the delivery, the last may be shorter; D_i = H(leaf i); the digest is
+// H(le64(total bytes) || D_0 || ... || D_{n-1}), H the base hash. No bytes: no leaves.
+// Their Digester cuts the leaves itself; these are for digesting leaves in parallel.
+inline constexpr uint64_t kTreeLeafBytes = uint64_t{1} << 20;
+// The base hash of a tree rule; nothing for a sequential rule.
+std::optional<Rule> TreeBase(Rule rule);
+uint64_t TreeLeafCount(uint64_t total_bytes);
+// D_i: the base hash of one leaf's bytes.
+Result<std::vector<uint8_t>> TreeLeafDigest(Rule tree_rule, std::span<const uint8_t> leaf);
+// The delivery's digest from every leaf's digest, in order.
+Result<std::vector<uint8_t>> TreeRoot(Rule tree_rule, uint64_t total_bytes,
+                                      const std::vector<std::vector<uint8_t>>& leaves);
 
 }  // namespace writ::vocabulary

@@ -10,10 +10,12 @@ using vocabulary::NameIn;
 using vocabulary::NameTable;
 using vocabulary::ParseIn;
 
-constexpr NameTable<Rule, 3> kRules{{
+constexpr NameTable<Rule, 5> kRules{{
     {Rule::kXxh3_128, "xxh3-128"},
     {Rule::kCrc32c, "crc32c"},
     {Rule::kSha256, "sha256"},
+    {Rule::kXxh3_128Tree1MiB, "xxh3-128-tree-1MiB"},
+    {Rule::kSha256Tree1MiB, "sha256-tree-1MiB"},
 }};
 
 constexpr NameTable<Rung, 4> kRungs{{
@@ -61,8 +63,19 @@ size_t DigestSize(Rule rule) {
     case Rule::kXxh3_128: return 16;
     case Rule::kCrc32c: return 4;
     case Rule::kSha256: return 32;
+    case Rule::kXxh3_128Tree1MiB: return 16;
+    case Rule::kSha256Tree1MiB: return 32;
   }
   return 0;
+}
+
+bool IsCryptographic(Rule rule) { return rule == Rule::kSha256 || rule == Rule::kSha256Tree1MiB; }
+
+std::string RuleCaveat(Rule rule) {
+  if (IsCryptographic(rule) || !IsKnown(rule)) return "";
+  return std::string(RuleName(rule)) +
+         " detects accidental corruption, not a hostile sender (who can craft other bytes with "
+         "the same digest); sha256 and sha256-tree-1MiB are the rules for adversarial settings";
 }
 
 std::string_view RungName(Rung rung) { return NameIn(kRungs, rung); }

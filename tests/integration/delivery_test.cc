@@ -162,6 +162,37 @@ TEST_P(Deliveries, CorruptedChunkIsNeverValidatedNorRetained) {
   EXPECT_EQ(query.exit_code, 1) << "a delivery that failed validation is not held";
 }
 
+// Tree rules end to end, through windows that cut leaves (768 KiB windows of 256 KiB
+// chunks): validated, retained, and the receipt says what a non-cryptographic rule resists.
+TEST_P(Deliveries, TreeRulesValidateAndTheirReceiptsNameTheRule) {
+  TempDir dir;
+  WritePatternFile(dir.File("data"), 21, 5 * kMiB + 4099);
+  auto serve = Serve::Start(GetParam(), {"--window-size", "768KiB", "--digest-threads", "2"});
+  ASSERT_TRUE(serve);
+  for (const std::string rule : {"xxh3-128-tree-1MiB", "sha256-tree-1MiB"}) {
+    CommandRun run = RunWrit({"send", dir.File("data"), "--to", serve->address(), "--id",
+                              "tree-" + rule, "--rule", rule, "--chunk-size", "256KiB", "--json"});
+    ASSERT_EQ(run.exit_code, 0) << rule << ": " << run.err;
+    EXPECT_EQ(Rungs(run.json),
+              (std::vector<std::string>{"transport", "received", "validated", "retained"}));
+    const json& validated = run.json["receipts"][2];
+    EXPECT_EQ(validated["delivery"]["rule"], rule);
+    EXPECT_EQ(validated["rule"], rule + " of the complete delivery");
+    const bool caveat =
+        validated["does_not_establish"].get<std::string>().find(
+            "detects accidental corruption, not a hostile sender") != std::string::npos;
+    EXPECT_EQ(caveat, rule == "xxh3-128-tree-1MiB") << validated.dump();
+    std::ofstream(dir.File("validated.json")) << validated.dump();
+    CommandRun verified = RunWrit({"verify", dir.File("validated.json")});
+    EXPECT_EQ(verified.exit_code, 0) << verified.err;
+    EXPECT_EQ(
+        verified.out.find("note: " + rule + " detects accidental corruption") != std::string::npos,
+        rule == "xxh3-128-tree-1MiB")
+        << verified.out;
+  }
+  EXPECT_EQ(serve->Stop(), 0);
+}
+
 TEST_P(Deliveries, ReceiverKilledMidDeliveryFailsTheSenderNamingTheLastRung) {
   TempDir dir;
   WriteSparseFile(dir.File("big"), 1024 * kMiB);

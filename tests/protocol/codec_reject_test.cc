@@ -138,12 +138,14 @@ TEST(CodecReject, BadEnumValues) {
   ASSERT_EQ(payload[rule_at], 1);
   ASSERT_EQ(payload[until_at], 3);
   ASSERT_EQ(payload[retention_at], 1);
-  for (uint8_t bad : {uint8_t{0}, uint8_t{4}, uint8_t{255}}) {
+  for (uint8_t bad : {uint8_t{0}, uint8_t{6}, uint8_t{255}}) {  // 4 and 5: the tree rules
     std::vector<uint8_t> p = payload;
     p[rule_at] = bad;
     EXPECT_ERROR(Decode(RawFrame(2, p)), ErrorCode::kMalformed,
                  "announce.rule: unknown value " + std::to_string(bad));
-    p = payload;
+  }
+  for (uint8_t bad : {uint8_t{0}, uint8_t{4}, uint8_t{255}}) {
+    std::vector<uint8_t> p = payload;
     p[retention_at] = bad;
     EXPECT_ERROR(Decode(RawFrame(2, p)), ErrorCode::kMalformed,
                  "announce.retention: unknown value " + std::to_string(bad));

@@ -92,7 +92,8 @@ TEST(Digest, Xxh3_128KnownVectors) {
 }
 
 TEST(Digest, SizesMatchTheRules) {
-  for (Rule rule : {Rule::kXxh3_128, Rule::kCrc32c, Rule::kSha256}) {
+  for (Rule rule : {Rule::kXxh3_128, Rule::kCrc32c, Rule::kSha256, Rule::kXxh3_128Tree1MiB,
+                    Rule::kSha256Tree1MiB}) {
     auto d = DigestOf(rule, AsBytes("x"));
     ASSERT_TRUE(d.ok());
     EXPECT_EQ(d->size(), DigestSize(rule));
@@ -102,14 +103,15 @@ TEST(Digest, SizesMatchTheRules) {
 TEST(Digest, UnknownRule) {
   EXPECT_ERROR(Digester::Create(static_cast<Rule>(0)), ErrorCode::kInvalidArgument,
                "digest: unknown rule 0");
-  EXPECT_FALSE(DigestOf(static_cast<Rule>(4), {}).ok());
+  EXPECT_FALSE(DigestOf(static_cast<Rule>(6), {}).ok());
 }
 
 // Random splits, including empty pieces, must equal the one-shot digest.
 TEST(Digest, ChunkedUpdateEqualsOneShot) {
   const std::vector<uint8_t> data = writ::testing::RandomBytes(233, 3 * 1024 * 1024 + 17);
   std::mt19937_64 rng(233);
-  for (Rule rule : {Rule::kXxh3_128, Rule::kCrc32c, Rule::kSha256}) {
+  for (Rule rule : {Rule::kXxh3_128, Rule::kCrc32c, Rule::kSha256, Rule::kXxh3_128Tree1MiB,
+                    Rule::kSha256Tree1MiB}) {
     SCOPED_TRACE(std::string(RuleName(rule)));
     auto whole = DigestOf(rule, data);
     ASSERT_TRUE(whole.ok());
@@ -136,7 +138,8 @@ TEST(Digest, ChunkedUpdateEqualsOneShot) {
 }
 
 TEST(Digest, ResetStartsOver) {
-  for (Rule rule : {Rule::kXxh3_128, Rule::kCrc32c, Rule::kSha256}) {
+  for (Rule rule : {Rule::kXxh3_128, Rule::kCrc32c, Rule::kSha256, Rule::kXxh3_128Tree1MiB,
+                    Rule::kSha256Tree1MiB}) {
     auto d = Digester::Create(rule);
     ASSERT_TRUE(d.ok());
     (*d)->Update(AsBytes("something else entirely"));

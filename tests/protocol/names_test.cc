@@ -10,7 +10,10 @@ TEST(Names, RulesRoundTripAndHaveDigestSizes) {
   EXPECT_EQ(RuleName(Rule::kXxh3_128), "xxh3-128");
   EXPECT_EQ(RuleName(Rule::kCrc32c), "crc32c");
   EXPECT_EQ(RuleName(Rule::kSha256), "sha256");
-  for (Rule r : {Rule::kXxh3_128, Rule::kCrc32c, Rule::kSha256}) {
+  EXPECT_EQ(RuleName(Rule::kXxh3_128Tree1MiB), "xxh3-128-tree-1MiB");
+  EXPECT_EQ(RuleName(Rule::kSha256Tree1MiB), "sha256-tree-1MiB");
+  for (Rule r : {Rule::kXxh3_128, Rule::kCrc32c, Rule::kSha256, Rule::kXxh3_128Tree1MiB,
+                 Rule::kSha256Tree1MiB}) {
     auto parsed = ParseRule(RuleName(r));
     ASSERT_TRUE(parsed.ok());
     EXPECT_EQ(*parsed, r);
@@ -18,8 +21,19 @@ TEST(Names, RulesRoundTripAndHaveDigestSizes) {
   EXPECT_EQ(DigestSize(Rule::kXxh3_128), 16u);
   EXPECT_EQ(DigestSize(Rule::kCrc32c), 4u);
   EXPECT_EQ(DigestSize(Rule::kSha256), 32u);
+  EXPECT_EQ(DigestSize(Rule::kXxh3_128Tree1MiB), 16u);
+  EXPECT_EQ(DigestSize(Rule::kSha256Tree1MiB), 32u);
   EXPECT_EQ(DigestSize(static_cast<Rule>(0)), 0u);
   EXPECT_EQ(RuleName(static_cast<Rule>(9)), "unknown");
+}
+
+TEST(Names, OnlyTheSha256RulesAreCryptographic) {
+  EXPECT_TRUE(IsCryptographic(Rule::kSha256));
+  EXPECT_TRUE(IsCryptographic(Rule::kSha256Tree1MiB));
+  EXPECT_FALSE(IsCryptographic(Rule::kXxh3_128));
+  EXPECT_FALSE(IsCryptographic(Rule::kCrc32c));
+  EXPECT_FALSE(IsCryptographic(Rule::kXxh3_128Tree1MiB));
+  EXPECT_FALSE(IsCryptographic(static_cast<Rule>(0)));
 }
 
 TEST(Names, UnknownNamesAreRefusedWithTheKnownOnes) {
@@ -27,7 +41,8 @@ TEST(Names, UnknownNamesAreRefusedWithTheKnownOnes) {
   ASSERT_FALSE(rule.ok());
   EXPECT_EQ(rule.status().code(), ErrorCode::kInvalidArgument);
   EXPECT_EQ(rule.status().message(),
-            "unknown digest rule \"md5\" (known: xxh3-128, crc32c, sha256)");
+            "unknown digest rule \"md5\" (known: xxh3-128, crc32c, sha256, "
+            "xxh3-128-tree-1MiB, sha256-tree-1MiB)");
   EXPECT_FALSE(ParseRule("XXH3-128").ok());  // names are exact
   EXPECT_FALSE(ParseRule("").ok());
   EXPECT_FALSE(ParseRung("submitted").ok());  // a sender-local rung, never on the wire

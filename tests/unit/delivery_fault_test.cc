@@ -191,6 +191,46 @@ TEST(DeliveryFaults, ACorruptedWriteIsReceivedButFailsValidation) {
   EXPECT_FALSE(rig.broken()) << "a failed validation leaves the session usable";
 }
 
+// One flipped byte is refused `validation` whichever digest worker reads it: sequential and
+// tree rules, one worker and four, the flip in the first chunk, in a middle leaf (digested
+// apart from the others) and in the last, short leaf. The same bytes unflipped validate, and
+// the validated receipt names the rule and, for a non-cryptographic one, what it resists.
+TEST(DeliveryFaults, ACorruptedChunkFailsValidationWhicheverDigestWorkerReadsIt) {
+  for (uint32_t threads : {1u, 4u}) {
+    SeamRig rig("tcp");
+    ReceiverOptions options;
+    options.digest_threads = threads;
+    SEAM_START(rig, options);
+    ASSERT_TRUE(rig.Connect(4).ok());
+    const auto bytes = Pattern(17, 4 * (1 << 20) + 4099);  // 5 leaves; 17 chunks of 256 KiB
+    for (Rule rule : {Rule::kXxh3_128, Rule::kXxh3_128Tree1MiB, Rule::kSha256Tree1MiB}) {
+      const std::string name = std::string(RuleName(rule)) + "-" + std::to_string(threads);
+      for (uint64_t chunk : {0u, 9u, 16u}) {
+        WriteFaultSpec corrupt;
+        corrupt.fault = WriteFault::kCorruptSource;
+        rig.initiator().FailWrite(rig.initiator().counts().writes + chunk, corrupt);
+        DeliveryOptions o = SmallChunks(name + "-bad-" + std::to_string(chunk), 256 << 10);
+        o.rule = rule;
+        const DeliveryOutcome out = rig.Deliver(bytes, o);
+        EXPECT_EQ(out.status.code(), ErrorCode::kValidation)
+            << name << ", chunk " << chunk << ": " << out.status.ToString();
+        EXPECT_EQ(RungsOf(out), (std::vector<std::string>{"transport", "received"}));
+      }
+      DeliveryOptions o = SmallChunks(name + "-good", 256 << 10);
+      o.rule = rule;
+      const DeliveryOutcome out = rig.Deliver(bytes, o);
+      ASSERT_TRUE(out.status.ok()) << name << ": " << out.status.ToString();
+      ASSERT_EQ(RungsOf(out), kEveryRung);
+      const Receipt& validated = out.receipts[2];
+      EXPECT_EQ(validated.delivery.rule, RuleName(rule));
+      EXPECT_EQ(validated.does_not_establish.find("detects accidental corruption, not a hostile "
+                                                  "sender") != std::string::npos,
+                !IsCryptographic(rule))
+          << validated.does_not_establish;
+    }
+  }
+}
+
 TEST(ReceiverFaults, ALostNotificationMeansNoReceivedReceiptAndARefusal) {
   SeamRig rig("tcp");
   ReceiverOptions options;

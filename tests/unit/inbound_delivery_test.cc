@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <map>
+#include <thread>
 
 #include "fabric/node.h"
 #include "receiver/notification_router.h"
@@ -31,6 +32,7 @@ class MemoryWriter : public store::PayloadWriter {
 struct Fixture {
   std::vector<uint8_t> memory = std::vector<uint8_t>(64);
   std::map<uint64_t, std::vector<uint8_t>> writes;
+  std::unique_ptr<DigestPool> digests = DigestPool::Start(2).value();
   std::unique_ptr<InboundDelivery> delivery;
 
   Fixture() {
@@ -41,8 +43,14 @@ struct Fixture {
     a.chunk_size = 10;
     a.rule = Rule::kCrc32c;
     delivery = std::make_unique<InboundDelivery>(
-        a, std::move(vocabulary::Digester::Create(Rule::kCrc32c)).value(),
+        a, std::move(digests->Open(Rule::kCrc32c, a.bytes, nullptr)).value(),
         std::make_unique<MemoryWriter>(writes));
+  }
+
+  // The consumed windows, once the workers have digested them all.
+  std::vector<LiveWindow> Digested() {
+    while (!delivery->all_digested()) std::this_thread::yield();
+    return delivery->TakeDigested();
   }
 
   void AddWindow(uint16_t tag, uint64_t window_bytes, fabric::MemoryRegion region = {}) {
@@ -65,21 +73,19 @@ TEST(InboundDelivery, ConsumesWholeWindowsInOrderOnceAllTheirChunksAreNotified) 
   ASSERT_TRUE(f.delivery->OnNotification(7, 1).ok());
   ASSERT_TRUE(f.delivery->OnNotification(8, 0).ok());
   ASSERT_TRUE(f.delivery->OnNotification(8, 1).ok());
-  auto consumed = f.delivery->Consume();
-  ASSERT_TRUE(consumed.ok());
-  EXPECT_TRUE(consumed->empty()) << "window 8 is complete but window 7 comes first";
+  ASSERT_TRUE(f.delivery->Consume().ok());
+  EXPECT_TRUE(f.Digested().empty()) << "window 8 is complete but window 7 comes first";
   EXPECT_TRUE(f.writes.empty()) << "nothing may be digested before its window is complete";
 
   ASSERT_TRUE(f.delivery->OnNotification(7, 0).ok());
-  consumed = f.delivery->Consume();
-  ASSERT_TRUE(consumed.ok());
-  EXPECT_TRUE(consumed->empty()) << "chunk 2 of window 7 is still missing";
+  ASSERT_TRUE(f.delivery->Consume().ok());
+  EXPECT_TRUE(f.Digested().empty()) << "chunk 2 of window 7 is still missing";
   ASSERT_TRUE(f.delivery->OnNotification(7, 2).ok());
-  consumed = f.delivery->Consume();
-  ASSERT_TRUE(consumed.ok());
-  ASSERT_EQ(consumed->size(), 2u) << "both windows are consumed and can be returned";
-  EXPECT_EQ((*consumed)[0].tag, 7);
-  EXPECT_EQ((*consumed)[1].tag, 8);
+  ASSERT_TRUE(f.delivery->Consume().ok());
+  auto consumed = f.Digested();
+  ASSERT_EQ(consumed.size(), 2u) << "both windows are consumed, digested and can be returned";
+  EXPECT_EQ(consumed[0].tag, 7);
+  EXPECT_EQ(consumed[1].tag, 8);
   ASSERT_EQ(f.writes.size(), 2u) << "one store write per window";
   EXPECT_EQ(f.writes.at(0).size(), 30u);
   EXPECT_EQ(f.writes.at(30).size(), 20u);
@@ -104,23 +110,23 @@ TEST(InboundDelivery, AWindowIsRevokedBeforeAnyOfItsBytesAreDigested) {
 
   ASSERT_TRUE(f.delivery->OnNotification(7, 0).ok());
   ASSERT_TRUE(f.delivery->OnNotification(7, 1).ok());
-  auto consumed = f.delivery->Consume();
-  ASSERT_TRUE(consumed.ok());
-  EXPECT_TRUE(consumed->empty());
+  ASSERT_TRUE(f.delivery->Consume().ok());
+  EXPECT_TRUE(f.Digested().empty());
   EXPECT_TRUE(f.writes.empty()) << "a window is consumed whole, never chunk by chunk";
 
   f.memory[3] = 0xEE;  // the sender rewrites chunk 0 while its window is still granted
   ASSERT_TRUE(f.delivery->OnNotification(7, 2).ok());
-  consumed = f.delivery->Consume();
-  ASSERT_TRUE(consumed.ok());
-  ASSERT_EQ(consumed->size(), 1u);
-  EXPECT_FALSE((*consumed)[0].region.open()) << "revoked as part of consuming it";
+  ASSERT_TRUE(f.delivery->Consume().ok());
+  auto consumed = f.Digested();
+  ASSERT_EQ(consumed.size(), 1u);
+  EXPECT_FALSE(consumed[0].region.open()) << "revoked as part of consuming it";
   EXPECT_EQ(f.writes.at(0).size(), 30u) << "handed to the store in one piece";
 
   ASSERT_TRUE(f.delivery->OnNotification(8, 0).ok());
   ASSERT_TRUE(f.delivery->OnNotification(8, 1).ok());
   ASSERT_TRUE(f.delivery->Consume().ok());
   ASSERT_TRUE(f.delivery->all_consumed());
+  f.Digested();
   auto expected = vocabulary::DigestOf(Rule::kCrc32c, std::span(f.memory.data(), 50));
   EXPECT_EQ(f.delivery->FinishDigest(), *expected) << "the digest covers the bytes as revoked";
 }

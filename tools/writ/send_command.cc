@@ -109,7 +109,10 @@ void RegisterSend(CLI::App& app, CommandContext& ctx) {
   cmd->add_option("--provider", f->provider, "libfabric provider; default: the receiver's");
   cmd->add_option("--id", f->id, "delivery id; default: the file's name");
   cmd->add_option("--chunk-size", f->chunk_size, "bytes per write")->capture_default_str();
-  cmd->add_option("--rule", f->rule, "xxh3-128 | crc32c | sha256")->capture_default_str();
+  cmd->add_option("--rule", f->rule,
+                  "xxh3-128 | crc32c | sha256 | xxh3-128-tree-1MiB | sha256-tree-1MiB (only the "
+                  "sha256 rules resist a hostile sender)")
+      ->capture_default_str();
   cmd->add_option("--until", f->until, "transport | received | validated | processed")
       ->capture_default_str();
   cmd->add_option("--retention", f->retention,

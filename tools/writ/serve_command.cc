@@ -38,6 +38,7 @@ struct ServeFlags {
   std::string max_delivery = "1TiB";
   uint32_t max_deliveries_per_sender = 16;
   uint32_t max_windows_per_sender = 16;
+  uint32_t digest_threads = 0;  // 0: min(4, hardware threads)
   std::string volatile_capacity = "0";
   uint32_t max_connections = 64;
   uint32_t max_connections_per_address = 16;
@@ -221,6 +222,7 @@ int RunServe(const ServeFlags& flags) {
   options.scratch_dir = flags.scratch;
   options.volatile_reserve_bytes = *reserve;
   if (adaptive_reserve) options.volatile_reserve_limit_bytes = AdaptiveReserveLimit(*pool);
+  options.digest_threads = flags.digest_threads;
   Status store_flags = StoreOptions(flags, options);
   if (!store_flags.ok()) return ReportError(store_flags);
   // Recovery's findings and sync failures, one stderr line each (from any connection thread).
@@ -256,6 +258,9 @@ void RegisterServe(CLI::App& app, CommandContext& ctx) {
   cmd->add_option("--window-pool", flags->window_pool, "memory for all windows together")
       ->capture_default_str();
   cmd->add_option("--window-size", flags->window_size, "one window; a chunk must fit in it")
+      ->capture_default_str();
+  cmd->add_option("--digest-threads", flags->digest_threads,
+                  "threads that digest received bytes; 0: min(4, hardware threads)")
       ->capture_default_str();
   cmd->add_option("--scratch", flags->scratch,
                   "hold volatile deliveries in unlinked files in this directory (default: in "

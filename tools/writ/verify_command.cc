@@ -49,6 +49,8 @@ int RunVerify(const std::string& path, const std::string& key) {
             << (key.empty() ? " (the key it names; pass --key to pin the issuer)"
                             : " (the key given)")
             << '\n';
+  auto rule = ParseRule(d.rule);  // known: the receipt is consistent
+  if (rule.ok() && !RuleCaveat(*rule).empty()) std::cout << "note: " << RuleCaveat(*rule) << '\n';
   return kExitOk;
 }
 
