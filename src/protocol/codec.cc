@@ -55,7 +55,10 @@ void Put(WireWriter& w, const Grant& m) {
   w.U32(m.chunk_count);
 }
 
-void Put(WireWriter& w, const Commit& m) { w.String(m.delivery_id); }
+void Put(WireWriter& w, const Commit& m) {
+  w.String(m.delivery_id);
+  w.Bytes(m.digest);
+}
 
 void Put(WireWriter& w, const Receipt& m) {
   w.String(m.delivery_id);
@@ -130,6 +133,7 @@ Result<Grant> GetGrant(WireReader& r) {
 Result<Commit> GetCommit(WireReader& r) {
   Commit m;
   WRIT_ASSIGN_OR_RETURN(m.delivery_id, r.String("delivery_id"));
+  WRIT_ASSIGN_OR_RETURN(m.digest, r.Bytes("digest"));
   return m;
 }
 

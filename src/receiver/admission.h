@@ -48,6 +48,9 @@ Verdict SameContentAsHeld(const protocol::Announce& a, const store::RetainedDeli
 Verdict NoWeakerThanHeld(const protocol::Announce& a, const store::RetainedDelivery& held);
 bool HeldForThisSender(const store::RetainedDelivery& held, const std::string& identity);
 
+// The commit: its digest fits the rule and, when the announce carried one, equals it.
+Verdict CommitDigestUsable(const protocol::Announce& a, const protocol::Commit& c);
+
 // The claims: the id free on every connection, the sender below its limit of deliveries.
 protocol::Refuse IdInProgressElsewhere(const protocol::Announce& a);
 protocol::Refuse DeliveryLimitReached(const protocol::Announce& a, const std::string& sender,

@@ -155,8 +155,9 @@ Status Connection::Send(const protocol::Message& message) {
   // even the commit): a commit still buffered counts, and then the delivery goes on.
   for (auto m = channel_.Receive(0ms); m.ok(); m = channel_.Receive(0ms)) {
     const auto* commit = std::get_if<protocol::Commit>(&*m);
-    if (commit != nullptr && commit->delivery_id == delivery_->announce().delivery_id) {
-      delivery_->commit_seen = true;
+    if (commit != nullptr && commit->delivery_id == delivery_->announce().delivery_id &&
+        !admission::CommitDigestUsable(delivery_->announce(), *commit)) {
+      TakeCommit(*commit);
     }
   }
   if (!delivery_->commit_seen) return sent;
@@ -192,7 +193,9 @@ Status Connection::OnAnnounce(const protocol::Announce& a) {
   if (redelivery) {
     if (auto refusal = admission::SameContentAsHeld(a, **held)) return Send(*refusal);
     if (auto refusal = admission::NoWeakerThanHeld(a, **held)) return Send(*refusal);
-    if (admission::HeldForThisSender(**held, identity_)) {
+    // Only an announced digest can be answered from the store: without one, the bytes
+    // move and the commit's digest is compared after validation.
+    if (!a.digest.empty() && admission::HeldForThisSender(**held, identity_)) {
       // The same authenticated sender, the same content: the existing receipts, without
       // moving the bytes again.
       for (const auto& json : (*held)->receipts) {
@@ -287,9 +290,21 @@ Status Connection::OnCommit(const protocol::Commit& c) {
     return Refuse(c.delivery_id, RefuseReason::kUnknownDelivery,
                   "commit for " + c.delivery_id + ", which is not in progress on this connection");
   }
-  delivery_->commit_seen = true;
+  if (auto refusal = admission::CommitDigestUsable(delivery_->announce(), c)) {
+    EndDelivery();
+    return Send(*refusal);
+  }
+  TakeCommit(c);
   last_progress_ = Clock::now();
   return Status::Ok();
+}
+
+// A usable commit: its digest is the one the bytes must match when none was announced.
+void Connection::TakeCommit(const protocol::Commit& c) {
+  delivery_->commit_seen = true;
+  if (delivery_->digest_known()) return;
+  delivery_->AdoptCommittedDigest(c.digest);
+  delivery_->writer().SetDigest(c.digest);
 }
 
 Status Connection::OnQuery(const protocol::Query& q) {
@@ -449,7 +464,8 @@ Status Connection::Advance() {
     if (!delivery_) return Status::Ok();
   }
 
-  if (d.all_received() && !d.received_receipt_sent) {
+  // A receipt names the delivery's digest: without an announced one, it waits for the commit.
+  if (d.all_received() && !d.received_receipt_sent && d.digest_known()) {
     d.received_receipt_sent = true;
     WRIT_RETURN_IF_ERROR(SendReceipt(ReceivedReceipt(core_, RefOf(d.announce()), d.chunk_count())));
   }
@@ -463,13 +479,16 @@ Status Connection::Finish() {
   const DeliveryRef ref = RefOf(a);
   const std::vector<uint8_t> computed = d.FinishDigest();
   if (computed != a.digest) {
+    const bool from_commit = d.digest_from_commit;
     EndDelivery();
     // Nothing computed over the received bytes goes back to the peer: a digest of what a
     // window held would let a sender that never wrote read it out, a probe at a time.
+    // The expected digest is the sender's own statement, so it may be named.
     return Refuse(a.delivery_id, RefuseReason::kValidation,
                   "validation failed: the " + std::to_string(a.bytes) + " bytes received for " +
-                      a.delivery_id + " do not match the announced " +
-                      std::string(writ::RuleName(a.rule)) + " digest");
+                      a.delivery_id + " do not match the " +
+                      (from_commit ? "committed " : "announced ") +
+                      std::string(writ::RuleName(a.rule)) + " digest " + writ::ToHex(a.digest));
   }
   WRIT_RETURN_IF_ERROR(SendReceipt(ValidatedReceipt(core_, ref)));
   if (core_.options.processing) {
@@ -512,7 +531,12 @@ Status Connection::Finish() {
 Status Connection::AnswerFromStore(const protocol::Announce& a) {
   auto held = core_.store->LookupVerified(a.delivery_id);
   EndDelivery();
-  if (!held.ok() || !held->has_value() || (*held)->meta.digest != a.digest) {
+  if (held.ok() && held->has_value() && (*held)->meta.digest != a.digest) {
+    // Only possible without an announced digest: the committed one names other content.
+    return Refuse(a.delivery_id, RefuseReason::kConflictingId,
+                  "delivery " + a.delivery_id + " is already retained with other content");
+  }
+  if (!held.ok() || !held->has_value()) {
     return Refuse(a.delivery_id, RefuseReason::kRetention,
                   "delivery " + a.delivery_id +
                       " was validated but is no longer retained here (removed meanwhile); "
