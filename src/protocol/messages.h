@@ -93,10 +93,13 @@ struct Grant {
 };
 
 // client -> server: every chunk was written (the receiver still decides from
-// its own notifications), and the delivery's digest, DigestSize(rule) bytes.
+// its own notifications), and the delivery's digest, DigestSize(rule) bytes. After a
+// signed announce the commit is signed by the same key (CommitSigningBytes), so the
+// digest the bytes are validated against is the sender's own; otherwise unsigned.
 struct Commit {
   std::string delivery_id;
   std::vector<uint8_t> digest;
+  std::vector<uint8_t> signature;
   bool operator==(const Commit&) const = default;
 };
 

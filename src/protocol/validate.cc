@@ -185,6 +185,10 @@ Status Check(const Commit& m, const Checker& c) {
     return c.Fail("digest", std::to_string(m.digest.size()) + " bytes, limit " +
                                 std::to_string(kMaxDigestBytes));
   }
+  if (!m.signature.empty() && m.signature.size() != kSignatureBytes) {
+    return c.Fail("signature", std::to_string(m.signature.size()) +
+                                   " bytes, Ed25519 signatures have 64 (or 0: unsigned)");
+  }
   return Status::Ok();
 }
 

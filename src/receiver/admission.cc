@@ -1,6 +1,10 @@
 #include "receiver/admission.h"
 
+#include <algorithm>
+
 #include "common/hex.h"
+#include "protocol/codec.h"
+#include "receipt/identity.h"
 #include "receiver/receiver_core.h"
 
 namespace writ::receiver::admission {
@@ -109,7 +113,25 @@ bool HeldForThisSender(const store::RetainedDelivery& held, const std::string& i
   return !held.meta.sender.empty() && held.meta.sender == identity;
 }
 
-Verdict CommitDigestUsable(const Announce& a, const protocol::Commit& c) {
+Verdict CommitUsable(const Announce& a, const protocol::Commit& c, const std::string& receiver_id) {
+  if (a.sender_key.empty() != c.signature.empty()) {
+    return protocol::Refuse{
+        a.delivery_id, RefuseReason::kAuth,
+        a.sender_key.empty() ? "auth: a signed commit for an unsigned announce"
+                             : "auth: the commit of a signed announce must be signed by its key"};
+  }
+  if (!a.sender_key.empty()) {
+    receipt::PublicKey key{};
+    receipt::Signature signature{};
+    std::copy(a.sender_key.begin(), a.sender_key.end(), key.begin());  // sizes: validate.cc
+    std::copy(c.signature.begin(), c.signature.end(), signature.begin());
+    if (!receipt::VerifySignature(key, protocol::CommitSigningBytes(c, receiver_id, a.nonce),
+                                  signature)) {
+      return protocol::Refuse{
+          a.delivery_id, RefuseReason::kAuth,
+          "auth: the commit's signature does not verify for key " + receipt::KeyId(key)};
+    }
+  }
   const std::string rule(writ::RuleName(a.rule));
   if (c.digest.size() != DigestSize(a.rule)) {
     return protocol::Refuse{a.delivery_id, RefuseReason::kMalformed,

@@ -156,7 +156,7 @@ Status Connection::Send(const protocol::Message& message) {
   for (auto m = channel_.Receive(0ms); m.ok(); m = channel_.Receive(0ms)) {
     const auto* commit = std::get_if<protocol::Commit>(&*m);
     if (commit != nullptr && commit->delivery_id == delivery_->announce().delivery_id &&
-        !admission::CommitDigestUsable(delivery_->announce(), *commit)) {
+        !admission::CommitUsable(delivery_->announce(), *commit, core_.issuer)) {
       TakeCommit(*commit);
     }
   }
@@ -290,7 +290,7 @@ Status Connection::OnCommit(const protocol::Commit& c) {
     return Refuse(c.delivery_id, RefuseReason::kUnknownDelivery,
                   "commit for " + c.delivery_id + ", which is not in progress on this connection");
   }
-  if (auto refusal = admission::CommitDigestUsable(delivery_->announce(), c)) {
+  if (auto refusal = admission::CommitUsable(delivery_->announce(), c, core_.issuer)) {
     EndDelivery();
     return Send(*refusal);
   }

@@ -204,6 +204,7 @@ Status DeliveryRun::Announce() {
   if (identity_) {
     // Signed for this receiver only: its id is part of the signed bytes.
     WRIT_RETURN_IF_ERROR(SignAnnounce(*identity_, link_.hello().receiver_id, announce));
+    announce_nonce_ = announce.nonce;
   }
   if (Status sent = link_.channel().Send(announce); !sent.ok()) {
     // An invalid announce is not sent at all; anything else leaves the stream unknown.
@@ -281,9 +282,13 @@ Status DeliveryRun::FinishDigest() {
 
 Status DeliveryRun::SendTransportReceiptAndCommit() {
   if (Status digested = FinishDigest(); !digested.ok()) return Fail(digested);
+  protocol::Commit commit{out_.delivery.id, prepared_.digest, {}};
+  if (identity_) {
+    WRIT_RETURN_IF_ERROR(
+        SignCommit(*identity_, link_.hello().receiver_id, announce_nonce_, commit));
+  }
   // The commit goes first: the receiver validates while this side signs its receipt.
-  if (Status sent = link_.channel().Send(protocol::Commit{out_.delivery.id, prepared_.digest});
-      !sent.ok()) {
+  if (Status sent = link_.channel().Send(commit); !sent.ok()) {
     return Broken(Status::Transport(sent.message()));
   }
   commit_sent_ = true;

@@ -117,6 +117,7 @@ class DeliveryRun {
   PreparedDelivery& prepared_;
   DeliveryOutcome& out_;
   const std::string stale_id_;  // the session's previous delivery: its late messages are dropped
+  std::vector<uint8_t> announce_nonce_;  // a signed announce's: its commit is signed with it
   uint64_t chunk_size_ = 0;
   CompletionLevel granted_level_ = CompletionLevel::kDelivery;
   fabric::MemoryRegion source_region_;  // the zero-copy source, when used

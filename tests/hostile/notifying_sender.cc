@@ -75,7 +75,7 @@ HostileOutcome NotifyingSender::Run(protocol::Announce announce,
     }
     if (!committed && out.notifications == chunks) {
       committed =
-          link_->channel().Send(protocol::Commit{announce.delivery_id, announce.digest}).ok();
+          link_->channel().Send(protocol::Commit{announce.delivery_id, announce.digest, {}}).ok();
     }
   }
   out.timed_out = true;

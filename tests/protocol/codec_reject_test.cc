@@ -125,7 +125,7 @@ TEST(CodecReject, StringLengthBeyondPayload) {
   std::vector<uint8_t> payload = PayloadOf(Encode(testing::SampleCommit()));
   StoreLe32(payload.data(), 0xfffffff0u);  // delivery_id claims ~4 GiB
   EXPECT_ERROR(Decode(RawFrame(4, payload)), ErrorCode::kMalformed,
-               "commit.delivery_id: declares 4294967280 bytes, 14 left in the payload");
+               "commit.delivery_id: declares 4294967280 bytes, 18 left in the payload");
 }
 
 // Enum bytes patched in place: Announce rule/until/retention, Refuse reason.
