@@ -483,12 +483,11 @@ Status Connection::Finish() {
     EndDelivery();
     // Nothing computed over the received bytes goes back to the peer: a digest of what a
     // window held would let a sender that never wrote read it out, a probe at a time.
-    // The expected digest is the sender's own statement, so it may be named.
     return Refuse(a.delivery_id, RefuseReason::kValidation,
                   "validation failed: the " + std::to_string(a.bytes) + " bytes received for " +
                       a.delivery_id + " do not match the " +
                       (from_commit ? "committed " : "announced ") +
-                      std::string(writ::RuleName(a.rule)) + " digest " + writ::ToHex(a.digest));
+                      std::string(writ::RuleName(a.rule)) + " digest");
   }
   WRIT_RETURN_IF_ERROR(SendReceipt(ValidatedReceipt(core_, ref)));
   if (core_.options.processing) {

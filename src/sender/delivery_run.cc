@@ -383,7 +383,13 @@ Status DeliveryRun::OnMessage(const protocol::Message& message) {
     if (refuse->delivery_id.empty() || refuse->reason == RefuseReason::kMalformed) {
       return Broken(StatusForRefusal(*refuse, id));
     }
-    return Fail(StatusForRefusal(*refuse, id));
+    Status refused = StatusForRefusal(*refuse, id);
+    if (refuse->reason == RefuseReason::kValidation && !prepared_.digest.empty()) {
+      // The receiver names no digest (security.md); this side knows the one it stated.
+      refused = refused.Annotate("the " + out_.digest_source + " " + out_.delivery.rule +
+                                 " digest " + out_.delivery.digest + " was refused");
+    }
+    return Fail(refused);
   }
   if (const auto* abort = std::get_if<protocol::Abort>(&message)) {
     return Broken(Status::Transport("the receiver aborted: " + abort->detail));
