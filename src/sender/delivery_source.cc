@@ -182,8 +182,8 @@ Result<std::vector<uint8_t>> DeliverySource::Digest(Rule rule) const {
     return digester->Finish();
   }
   // Through pread into cache-sized blocks (never through the mapping: see Read). From a
-  // few blocks on, a second thread reads the next block while this one hashes the last:
-  // the digest pass comes before the announce, when the other core has nothing to do.
+  // few blocks on, a second thread reads the next block while this one hashes the last.
+  // (A delivery digests with Fold as it writes; this whole-file pass is the reference.)
   if (size_ <= 4 * kPipelinedBlock) {
     WRIT_RETURN_IF_ERROR(DigestSerial(*digester));
   } else {

@@ -42,7 +42,7 @@ class DeliverySource {
   // A regular file (not spooled standard input): Map() may succeed.
   bool mappable() const { return regular_file_ && fd_ >= 0; }
   // Maps the whole file read-only, as the source of the transport's writes. writ itself
-  // never reads the mapping (Digest and Read use pread), so a file truncated meanwhile is
+  // never reads the mapping (Digest, Fold and Read use pread), so a file truncated meanwhile is
   // an error, not a SIGBUS; see docs/architecture.md for what the transport does then.
   Status Map();
   // The mapped bytes; empty when not mapped.
@@ -52,7 +52,7 @@ class DeliverySource {
   // that sending a file never makes it resident in the sender. No-op for caller memory.
   void Release(uint64_t offset, uint64_t length) const;
 
-  // One pass over the bytes, in bounded memory.
+  // The whole source's digest, in bounded memory (a delivery digests with Fold instead).
   Result<std::vector<uint8_t>> Digest(Rule rule) const;
   Status Read(uint64_t offset, std::span<uint8_t> out) const;
   // Feeds [offset, offset + length) to `digester`: caller memory directly, a file through
