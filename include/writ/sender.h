@@ -51,9 +51,14 @@ struct SendOptions {
   std::chrono::milliseconds stall_timeout{60000};
   std::function<void(uint64_t bytes_done, uint64_t bytes_total)> progress;
   // Directory of the sender's Ed25519 identity (created on first use): signs the
-  // announce (key, nonce, time) and the sender's own transport receipt. Empty: unsigned.
+  // announce (key, nonce, time) and the sender's own transport receipt, and holds the
+  // digest cache (DIR/digest-cache). Empty: unsigned, no cache.
   std::string identity_dir;
   SourcePath source = SourcePath::kAuto;
+  // The delivery's digest under `rule`, when the caller knows it: announced, and the
+  // source is not digested again. Empty: from the digest cache, else computed as the
+  // chunks are written and sent with the commit.
+  std::vector<uint8_t> digest;
 };
 
 // One completion record as the sender read it. On an error record only
@@ -76,7 +81,8 @@ struct SessionOptions {
   uint32_t depth = 4;    // chunk writes in flight (staging buffers of one chunk each)
   std::chrono::milliseconds connect_timeout{10000};
   // Directory of the sender's Ed25519 identity (created on first use): signs every
-  // announce (key, nonce, time) and the sender's own transport receipts. Empty: unsigned.
+  // announce (key, nonce, time) and the sender's own transport receipts, and holds the
+  // digest cache of files sent (DIR/digest-cache). Empty: unsigned, no cache.
   std::string identity_dir;
 };
 
@@ -95,6 +101,8 @@ struct DeliveryOptions {
   std::chrono::milliseconds stall_timeout{60000};
   std::function<void(uint64_t bytes_done, uint64_t bytes_total)> progress;
   SourcePath source = SourcePath::kAuto;
+  // As SendOptions::digest: known to the caller, announced and not computed again.
+  std::vector<uint8_t> digest;
 };
 
 struct DeliveryOutcome {
@@ -107,6 +115,9 @@ struct DeliveryOutcome {
   std::optional<ReceiptRung> reached_rung;  // highest rung with a receipt
   std::optional<RetentionClass> reached_retention;
   bool bytes_moved = true;  // false when the receiver already held the same content
+  // Where the digest came from: "given" (the caller's), "cached" (an unchanged file sent
+  // before; both announced), or "computed" (while the chunks were written; in the commit).
+  std::string digest_source;
   // "zero-copy" or "staging"; `source_note` says why staging when zero-copy was possible.
   std::string source_path;
   std::string source_note;

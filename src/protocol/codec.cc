@@ -55,7 +55,11 @@ void Put(WireWriter& w, const Grant& m) {
   w.U32(m.chunk_count);
 }
 
-void Put(WireWriter& w, const Commit& m) { w.String(m.delivery_id); }
+void Put(WireWriter& w, const Commit& m) {
+  w.String(m.delivery_id);
+  w.Bytes(m.digest);
+  w.Bytes(m.signature);
+}
 
 void Put(WireWriter& w, const Receipt& m) {
   w.String(m.delivery_id);
@@ -130,6 +134,8 @@ Result<Grant> GetGrant(WireReader& r) {
 Result<Commit> GetCommit(WireReader& r) {
   Commit m;
   WRIT_ASSIGN_OR_RETURN(m.delivery_id, r.String("delivery_id"));
+  WRIT_ASSIGN_OR_RETURN(m.digest, r.Bytes("digest"));
+  WRIT_ASSIGN_OR_RETURN(m.signature, r.Bytes("signature"));
   return m;
 }
 
@@ -242,6 +248,19 @@ std::vector<uint8_t> AnnounceSigningBytes(const Announce& announce, std::string_
 
 std::vector<uint8_t> QuerySigningBytes(const Query& query, std::string_view receiver_id) {
   return SigningBytes("writ-query-v1", query, receiver_id);
+}
+
+std::vector<uint8_t> CommitSigningBytes(const Commit& commit, std::string_view receiver_id,
+                                        std::span<const uint8_t> announce_nonce) {
+  Commit unsigned_copy = commit;
+  unsigned_copy.signature.clear();
+  std::vector<uint8_t> out;
+  WireWriter w(out);
+  w.String("writ-commit-v1");
+  w.String(receiver_id);
+  w.Bytes(announce_nonce);  // binds the commit to its announce
+  Put(w, unsigned_copy);
+  return out;
 }
 
 Result<Message> DecodeFrame(std::span<const uint8_t> frame, const Limits& limits) {

@@ -25,6 +25,10 @@ std::vector<uint8_t> Encode(const Message& message);
 // What a signed query's signature covers, bound to one receiver like an announce's.
 std::vector<uint8_t> QuerySigningBytes(const Query& query, std::string_view receiver_id);
 std::vector<uint8_t> AnnounceSigningBytes(const Announce& announce, std::string_view receiver_id);
+// `string "writ-commit-v1"`, `string receiver_id`, `bytes` the announce's nonce, then the
+// commit payload with its signature empty.
+std::vector<uint8_t> CommitSigningBytes(const Commit& commit, std::string_view receiver_id,
+                                        std::span<const uint8_t> announce_nonce);
 
 // Exactly one frame: header, payload, no bytes after it. The message is
 // checked structurally and semantically (Validate) before it is returned.

@@ -15,7 +15,8 @@
 
 namespace writ::protocol {
 
-inline constexpr uint16_t kProtocolVersion = 1;
+// 2: the announce's digest may be empty (not known yet), the commit carries the digest.
+inline constexpr uint16_t kProtocolVersion = 2;
 
 // The public vocabulary (include/writ/types.h), carried on the wire as one byte each.
 using Rule = ::writ::Rule;
@@ -46,6 +47,8 @@ using ::writ::IsKnown;
 inline constexpr size_t kSenderKeyBytes = 32;
 inline constexpr size_t kNonceBytes = 16;
 inline constexpr size_t kSignatureBytes = 64;
+// The longest digest a commit may carry (every rule's is shorter or equal).
+inline constexpr size_t kMaxDigestBytes = 64;
 
 // server -> client, first message on a new control connection.
 struct Hello {
@@ -62,7 +65,9 @@ struct Announce {
   uint64_t bytes = 0;
   uint64_t chunk_size = 0;
   Rule rule = Rule::kXxh3_128;
-  std::vector<uint8_t> digest;  // of the whole delivery, DigestSize(rule) bytes
+  // Of the whole delivery, DigestSize(rule) bytes; empty when the sender does not know it
+  // yet (it computes it while writing and sends it with the commit).
+  std::vector<uint8_t> digest;
   Rung until = Rung::kValidated;
   RetentionClass retention = RetentionClass::kVolatile;
   std::vector<uint8_t> sender_fabric_address;  // empty when the provider needs none
@@ -88,9 +93,13 @@ struct Grant {
 };
 
 // client -> server: every chunk was written (the receiver still decides from
-// its own notifications).
+// its own notifications), and the delivery's digest, DigestSize(rule) bytes. After a
+// signed announce the commit is signed by the same key (CommitSigningBytes), so the
+// digest the bytes are validated against is the sender's own; otherwise unsigned.
 struct Commit {
   std::string delivery_id;
+  std::vector<uint8_t> digest;
+  std::vector<uint8_t> signature;
   bool operator==(const Commit&) const = default;
 };
 

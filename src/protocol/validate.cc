@@ -123,10 +123,11 @@ Status Check(const Announce& m, const Checker& c) {
   if (!IsKnown(m.rule)) {
     return c.Fail("rule", "unknown value " + std::to_string(static_cast<int>(m.rule)));
   }
-  if (m.digest.size() != DigestSize(m.rule)) {
+  // Empty: the sender does not know it yet; the commit carries it.
+  if (!m.digest.empty() && m.digest.size() != DigestSize(m.rule)) {
     return c.Fail("digest", std::to_string(m.digest.size()) + " bytes, " +
                                 std::string(RuleName(m.rule)) + " needs " +
-                                std::to_string(DigestSize(m.rule)));
+                                std::to_string(DigestSize(m.rule)) + " (or 0: not known yet)");
   }
   if (!IsKnown(m.until)) {
     return c.Fail("until", "unknown value " + std::to_string(static_cast<int>(m.until)));
@@ -176,7 +177,20 @@ Status Check(const Grant& m, const Checker& c) {
   return Status::Ok();
 }
 
-Status Check(const Commit& m, const Checker& c) { return c.Id("delivery_id", m.delivery_id); }
+// The digest's size for its rule is the receiver's check: only the announce names the rule.
+Status Check(const Commit& m, const Checker& c) {
+  WRIT_RETURN_IF_ERROR(c.Id("delivery_id", m.delivery_id));
+  if (m.digest.empty()) return c.Fail("digest", "empty, the commit carries the delivery's digest");
+  if (m.digest.size() > kMaxDigestBytes) {
+    return c.Fail("digest", std::to_string(m.digest.size()) + " bytes, limit " +
+                                std::to_string(kMaxDigestBytes));
+  }
+  if (!m.signature.empty() && m.signature.size() != kSignatureBytes) {
+    return c.Fail("signature", std::to_string(m.signature.size()) +
+                                   " bytes, Ed25519 signatures have 64 (or 0: unsigned)");
+  }
+  return Status::Ok();
+}
 
 Status Check(const Receipt& m, const Checker& c) {
   WRIT_RETURN_IF_ERROR(c.Id("delivery_id", m.delivery_id));

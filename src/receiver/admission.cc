@@ -1,5 +1,10 @@
 #include "receiver/admission.h"
 
+#include <algorithm>
+
+#include "common/hex.h"
+#include "protocol/codec.h"
+#include "receipt/identity.h"
 #include "receiver/receiver_core.h"
 
 namespace writ::receiver::admission {
@@ -85,7 +90,9 @@ Verdict StoreLookedUp(const Announce& a, const Status& lookup) {
 }
 
 Verdict SameContentAsHeld(const Announce& a, const store::RetainedDelivery& held) {
-  if (held.meta.digest == a.digest && held.meta.bytes == a.bytes && held.meta.rule == a.rule) {
+  // Without an announced digest, the commit's is compared once the bytes were validated.
+  const bool digest_agrees = a.digest.empty() || held.meta.digest == a.digest;
+  if (digest_agrees && held.meta.bytes == a.bytes && held.meta.rule == a.rule) {
     return std::nullopt;
   }
   // Neither its size nor its digest: they describe bytes another sender delivered.
@@ -104,6 +111,38 @@ Verdict NoWeakerThanHeld(const Announce& a, const store::RetainedDelivery& held)
 bool HeldForThisSender(const store::RetainedDelivery& held, const std::string& identity) {
   // Only an authenticated sender: anyone else proves it holds the bytes by sending them.
   return !held.meta.sender.empty() && held.meta.sender == identity;
+}
+
+Verdict CommitUsable(const Announce& a, const protocol::Commit& c, const std::string& receiver_id) {
+  if (a.sender_key.empty() != c.signature.empty()) {
+    return protocol::Refuse{
+        a.delivery_id, RefuseReason::kAuth,
+        a.sender_key.empty() ? "auth: a signed commit for an unsigned announce"
+                             : "auth: the commit of a signed announce must be signed by its key"};
+  }
+  if (!a.sender_key.empty()) {
+    receipt::PublicKey key{};
+    receipt::Signature signature{};
+    std::copy(a.sender_key.begin(), a.sender_key.end(), key.begin());  // sizes: validate.cc
+    std::copy(c.signature.begin(), c.signature.end(), signature.begin());
+    if (!receipt::VerifySignature(key, protocol::CommitSigningBytes(c, receiver_id, a.nonce),
+                                  signature)) {
+      return protocol::Refuse{
+          a.delivery_id, RefuseReason::kAuth,
+          "auth: the commit's signature does not verify for key " + receipt::KeyId(key)};
+    }
+  }
+  const std::string rule(writ::RuleName(a.rule));
+  if (c.digest.size() != DigestSize(a.rule)) {
+    return protocol::Refuse{a.delivery_id, RefuseReason::kMalformed,
+                            "commit.digest: " + std::to_string(c.digest.size()) + " bytes, " +
+                                rule + " needs " + std::to_string(DigestSize(a.rule))};
+  }
+  if (a.digest.empty() || a.digest == c.digest) return std::nullopt;
+  // Both are the sender's own statements, not values computed over received bytes.
+  return protocol::Refuse{a.delivery_id, RefuseReason::kValidation,
+                          "the commit's " + rule + " digest " + writ::ToHex(c.digest) +
+                              " is not the announced " + writ::ToHex(a.digest)};
 }
 
 protocol::Refuse IdInProgressElsewhere(const Announce& a) {

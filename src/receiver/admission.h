@@ -48,6 +48,12 @@ Verdict SameContentAsHeld(const protocol::Announce& a, const store::RetainedDeli
 Verdict NoWeakerThanHeld(const protocol::Announce& a, const store::RetainedDelivery& held);
 bool HeldForThisSender(const store::RetainedDelivery& held, const std::string& identity);
 
+// The commit: signed by the announce's key when the announce was signed (over
+// CommitSigningBytes for `receiver_id`), its digest fits the rule and, when the announce
+// carried one, equals it.
+Verdict CommitUsable(const protocol::Announce& a, const protocol::Commit& c,
+                     const std::string& receiver_id);
+
 // The claims: the id free on every connection, the sender below its limit of deliveries.
 protocol::Refuse IdInProgressElsewhere(const protocol::Announce& a);
 protocol::Refuse DeliveryLimitReached(const protocol::Announce& a, const std::string& sender,

@@ -155,8 +155,9 @@ Status Connection::Send(const protocol::Message& message) {
   // even the commit): a commit still buffered counts, and then the delivery goes on.
   for (auto m = channel_.Receive(0ms); m.ok(); m = channel_.Receive(0ms)) {
     const auto* commit = std::get_if<protocol::Commit>(&*m);
-    if (commit != nullptr && commit->delivery_id == delivery_->announce().delivery_id) {
-      delivery_->commit_seen = true;
+    if (commit != nullptr && commit->delivery_id == delivery_->announce().delivery_id &&
+        !admission::CommitUsable(delivery_->announce(), *commit, core_.issuer)) {
+      TakeCommit(*commit);
     }
   }
   if (!delivery_->commit_seen) return sent;
@@ -192,7 +193,9 @@ Status Connection::OnAnnounce(const protocol::Announce& a) {
   if (redelivery) {
     if (auto refusal = admission::SameContentAsHeld(a, **held)) return Send(*refusal);
     if (auto refusal = admission::NoWeakerThanHeld(a, **held)) return Send(*refusal);
-    if (admission::HeldForThisSender(**held, identity_)) {
+    // Only an announced digest can be answered from the store: without one, the bytes
+    // move and the commit's digest is compared after validation.
+    if (!a.digest.empty() && admission::HeldForThisSender(**held, identity_)) {
       // The same authenticated sender, the same content: the existing receipts, without
       // moving the bytes again.
       for (const auto& json : (*held)->receipts) {
@@ -288,9 +291,21 @@ Status Connection::OnCommit(const protocol::Commit& c) {
     return Refuse(c.delivery_id, RefuseReason::kUnknownDelivery,
                   "commit for " + c.delivery_id + ", which is not in progress on this connection");
   }
-  delivery_->commit_seen = true;
+  if (auto refusal = admission::CommitUsable(delivery_->announce(), c, core_.issuer)) {
+    EndDelivery();
+    return Send(*refusal);
+  }
+  TakeCommit(c);
   last_progress_ = Clock::now();
   return Status::Ok();
+}
+
+// A usable commit: its digest is the one the bytes must match when none was announced.
+void Connection::TakeCommit(const protocol::Commit& c) {
+  delivery_->commit_seen = true;
+  if (delivery_->digest_known()) return;
+  delivery_->AdoptCommittedDigest(c.digest);
+  delivery_->writer().SetDigest(c.digest);
 }
 
 Status Connection::OnQuery(const protocol::Query& q) {
@@ -452,7 +467,8 @@ Status Connection::Advance() {
     if (!delivery_) return Status::Ok();
   }
 
-  if (d.all_received() && !d.received_receipt_sent) {
+  // A receipt names the delivery's digest: without an announced one, it waits for the commit.
+  if (d.all_received() && !d.received_receipt_sent && d.digest_known()) {
     d.received_receipt_sent = true;
     WRIT_RETURN_IF_ERROR(SendReceipt(ReceivedReceipt(core_, RefOf(d.announce()), d.chunk_count())));
   }
@@ -466,12 +482,14 @@ Status Connection::Finish() {
   const DeliveryRef ref = RefOf(a);
   const std::vector<uint8_t> computed = d.FinishDigest();
   if (computed != d.expected_digest()) {
+    const bool from_commit = d.digest_from_commit;
     EndDelivery();
     // Nothing computed over the received bytes goes back to the peer: a digest of what a
     // window held would let a sender that never wrote read it out, a probe at a time.
     return Refuse(a.delivery_id, RefuseReason::kValidation,
                   "validation failed: the " + std::to_string(a.bytes) + " bytes received for " +
-                      a.delivery_id + " do not match the announced " +
+                      a.delivery_id + " do not match the " +
+                      (from_commit ? "committed " : "announced ") +
                       std::string(writ::RuleName(a.rule)) + " digest");
   }
   WRIT_RETURN_IF_ERROR(SendReceipt(ValidatedReceipt(core_, ref)));
@@ -515,7 +533,12 @@ Status Connection::Finish() {
 Status Connection::AnswerFromStore(const protocol::Announce& a) {
   auto held = core_.store->LookupVerified(a.delivery_id);
   EndDelivery();
-  if (!held.ok() || !held->has_value() || (*held)->meta.digest != a.digest) {
+  if (held.ok() && held->has_value() && (*held)->meta.digest != a.digest) {
+    // Only possible without an announced digest: the committed one names other content.
+    return Refuse(a.delivery_id, RefuseReason::kConflictingId,
+                  "delivery " + a.delivery_id + " is already retained with other content");
+  }
+  if (!held.ok() || !held->has_value()) {
     return Refuse(a.delivery_id, RefuseReason::kRetention,
                   "delivery " + a.delivery_id +
                       " was validated but is no longer retained here (removed meanwhile); "

@@ -54,6 +54,7 @@ class Connection {
   // Opens the store's writer for a delivery that holds `admitted` (its id and place).
   Status BeginDelivery(const protocol::Announce& a, AdmittedDelivery admitted, bool redelivery);
   Status OnCommit(const protocol::Commit& commit);
+  void TakeCommit(const protocol::Commit& commit);
   Status OnQuery(const protocol::Query& query);
   Status ApplyNotifications();
   // Grants windows, consumes chunks, and finishes the delivery when it can.

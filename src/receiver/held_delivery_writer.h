@@ -23,6 +23,9 @@ class HeldDeliveryWriter : public store::PayloadWriter {
   Status Read(uint64_t offset, std::span<uint8_t> out) override {
     return store_.Read(id_, offset, out);
   }
+  void SetDigest(std::vector<uint8_t> digest) override {
+    (void)digest;  // the retained delivery's own is compared when the receiver answers
+  }
   // Nothing to commit: the receiver answers with the retained delivery's own receipts.
   Result<store::RetentionEvidence> Commit(const std::vector<std::string>& receipts) override {
     (void)receipts;

@@ -46,7 +46,14 @@ class InboundDelivery {
   InboundDelivery(const InboundDelivery&) = delete;
   InboundDelivery& operator=(const InboundDelivery&) = delete;
 
+  // The announce, its digest filled in from the commit when it carried none.
   const protocol::Announce& announce() const { return announce_; }
+  // Whether the digest the bytes must match is known (announced, or committed).
+  bool digest_known() const { return !announce_.digest.empty(); }
+  void AdoptCommittedDigest(std::vector<uint8_t> digest) {
+    announce_.digest = std::move(digest);
+    digest_from_commit = true;
+  }
   uint64_t chunk_count() const { return chunks_; }
 
   // Layout of the next window for a window of `window_bytes`: chunks and bytes, or
@@ -86,6 +93,7 @@ class InboundDelivery {
   std::vector<LiveWindow> TakeWindows();
 
   bool commit_seen = false;
+  bool digest_from_commit = false;  // the announce carried no digest
   bool received_receipt_sent = false;
   // The store retains this id with this content already, delivered by another sender
   // (held_delivery_writer.h): validated, then answered with the retained receipts.

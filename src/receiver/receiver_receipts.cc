@@ -47,7 +47,8 @@ Receipt ValidatedReceipt(const ReceiverCore& core, const DeliveryRef& ref) {
   Receipt r = Base(core, ref, ReceiptRung::kValidated, "receiver application");
   r.rule_passed = ref.rule + " of the complete delivery";
   r.statement = "the complete delivery (" + std::to_string(ref.bytes) + " bytes) has the " +
-                ref.rule + " digest " + ref.digest + " announced for it";
+                ref.rule + " digest " + ref.digest +
+                " the sender stated for it (in its announce or its commit)";
   r.does_not_establish = "processing, or that the delivery survives any failure";
   auto rule = ParseRule(ref.rule);
   const std::string caveat = rule.ok() ? RuleCaveat(*rule) : "";

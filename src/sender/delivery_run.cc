@@ -78,6 +78,11 @@ std::string IdOf(const protocol::Message& message) {
 Status CheckDeliveryOptions(const DeliveryOptions& options) {
   if (options.chunk_size == 0) return Status::InvalidArgument("chunk size must be positive");
   if (options.max_attempts == 0) return Status::InvalidArgument("attempts must be at least 1");
+  if (!options.digest.empty() && options.digest.size() != DigestSize(options.rule)) {
+    return Status::InvalidArgument("digest: " + std::to_string(options.digest.size()) + " bytes, " +
+                                   std::string(RuleName(options.rule)) + " needs " +
+                                   std::to_string(DigestSize(options.rule)));
+  }
   return Status::Ok();
 }
 
@@ -89,8 +94,8 @@ Status CheckChunkFits(uint64_t chunk_size, uint64_t max_message_size, const std:
                                  " bytes): choose a chunk size of at most that");
 }
 
-Status Prepare(DeliverySource source, const DeliveryOptions& opt, DeliveryOutcome& out,
-               PreparedDelivery& prepared) {
+Status Prepare(DeliverySource source, const DeliveryOptions& opt, const DigestCache* cache,
+               DeliveryOutcome& out, PreparedDelivery& prepared) {
   prepared.source.emplace(std::move(source));
   DeliverySource& src = *prepared.source;
   out.delivery.id = opt.id.empty() ? src.name() : opt.id;
@@ -108,10 +113,39 @@ Status Prepare(DeliverySource source, const DeliveryOptions& opt, DeliveryOutcom
   if (want_zero_copy && src.mappable()) {
     if (Status mapped = src.Map(); !mapped.ok()) out.source_note = mapped.message();
   }
-  WRIT_ASSIGN_OR_RETURN(prepared.digest, src.Digest(opt.rule));
-  out.delivery.digest = writ::ToHex(prepared.digest);
+  prepared.digest = opt.digest;
+  out.digest_source = "given";
+  if (prepared.digest.empty() && cache != nullptr && src.file_key()) {
+    if (auto cached = cache->Find(*src.file_key(), opt.rule)) {
+      prepared.digest = std::move(*cached);
+      out.digest_source = "cached";
+    }
+  }
+  if (prepared.digest.empty()) {
+    WRIT_ASSIGN_OR_RETURN(prepared.digester, vocabulary::Digester::Create(opt.rule));
+    prepared.digest_started_ns = RealtimeNowNs();
+    out.digest_source = "computed";
+  }
+  out.delivery.digest = writ::ToHex(prepared.digest);  // empty until computed
   out.portion_request_ids.assign(out.delivery.chunks, 0);
   return Status::Ok();
+}
+
+void UpdateDigestCache(const DigestCache& cache, const DeliveryOptions& options,
+                       const PreparedDelivery& prepared, const DeliveryOutcome& out) {
+  if (!prepared.source || !prepared.source->file_key()) return;
+  const FileKey& opened = *prepared.source->file_key();
+  if (out.digest_source == "cached") {
+    if (out.status.code() == ErrorCode::kValidation) (void)cache.Forget(opened, options.rule);
+    return;
+  }
+  if (out.digest_source != "computed" || prepared.digester || prepared.digest.empty()) return;
+  // Only a digest of one file version: unchanged from the open to the last read.
+  auto now = prepared.source->CurrentKey();
+  if (!now.ok() || !(*now == opened) || !OldEnoughToCache(opened, prepared.digest_started_ns)) {
+    return;
+  }
+  (void)cache.Remember(opened, options.rule, prepared.digest);  // a cache is never an error
 }
 
 DeliveryRun::~DeliveryRun() { (void)source_region_.Close(); }
@@ -170,6 +204,7 @@ Status DeliveryRun::Announce() {
   if (identity_) {
     // Signed for this receiver only: its id is part of the signed bytes.
     WRIT_RETURN_IF_ERROR(SignAnnounce(*identity_, link_.hello().receiver_id, announce));
+    announce_nonce_ = announce.nonce;
   }
   if (Status sent = link_.channel().Send(announce); !sent.ok()) {
     // An invalid announce is not sent at all; anything else leaves the stream unknown.
@@ -215,9 +250,45 @@ Status DeliveryRun::Loop() {
   return Status::Ok();
 }
 
+// Folds chunks up to and including `chunk` into the delivery's digest, in chunk order.
+// `staged` holds that chunk's bytes when they were just read; an earlier chunk not folded
+// yet (granted out of order) is read from the source.
+Status DeliveryRun::FoldThrough(uint64_t chunk, const uint8_t* staged) {
+  PreparedDelivery& p = prepared_;
+  if (!p.digester) return Status::Ok();
+  for (; p.digested_chunks <= chunk && p.digested_chunks < out_.delivery.chunks;
+       ++p.digested_chunks) {
+    const uint64_t c = p.digested_chunks;
+    const uint64_t length = std::min(chunk_size_, out_.delivery.bytes - c * chunk_size_);
+    if (c == chunk && staged != nullptr) {
+      p.digester->Update(std::span<const uint8_t>(staged, length));
+    } else {
+      WRIT_RETURN_IF_ERROR(p.source->Fold(*p.digester, c * chunk_size_, length));
+    }
+  }
+  return Status::Ok();
+}
+
+Status DeliveryRun::FinishDigest() {
+  if (!prepared_.digester) return Status::Ok();
+  if (out_.delivery.chunks > 0) {
+    WRIT_RETURN_IF_ERROR(FoldThrough(out_.delivery.chunks - 1, nullptr));
+  }
+  prepared_.digest = prepared_.digester->Finish();
+  prepared_.digester.reset();
+  out_.delivery.digest = writ::ToHex(prepared_.digest);
+  return Status::Ok();
+}
+
 Status DeliveryRun::SendTransportReceiptAndCommit() {
+  if (Status digested = FinishDigest(); !digested.ok()) return Fail(digested);
+  protocol::Commit commit{out_.delivery.id, prepared_.digest, {}};
+  if (identity_) {
+    WRIT_RETURN_IF_ERROR(
+        SignCommit(*identity_, link_.hello().receiver_id, announce_nonce_, commit));
+  }
   // The commit goes first: the receiver validates while this side signs its receipt.
-  if (Status sent = link_.channel().Send(protocol::Commit{out_.delivery.id}); !sent.ok()) {
+  if (Status sent = link_.channel().Send(commit); !sent.ok()) {
     return Broken(Status::Transport(sent.message()));
   }
   commit_sent_ = true;
@@ -312,7 +383,13 @@ Status DeliveryRun::OnMessage(const protocol::Message& message) {
     if (refuse->delivery_id.empty() || refuse->reason == RefuseReason::kMalformed) {
       return Broken(StatusForRefusal(*refuse, id));
     }
-    return Fail(StatusForRefusal(*refuse, id));
+    Status refused = StatusForRefusal(*refuse, id);
+    if (refuse->reason == RefuseReason::kValidation && !prepared_.digest.empty()) {
+      // The receiver names no digest (security.md); this side knows the one it stated.
+      refused = refused.Annotate("the " + out_.digest_source + " " + out_.delivery.rule +
+                                 " digest " + out_.delivery.digest + " was refused");
+    }
+    return Fail(refused);
   }
   if (const auto* abort = std::get_if<protocol::Abort>(&message)) {
     return Broken(Status::Transport("the receiver aborted: " + abort->detail));
@@ -339,12 +416,19 @@ Status DeliveryRun::PostReady() {
     const bool corrupt =
         prepared_.corrupt_chunk && *prepared_.corrupt_chunk == chunk && slot.length > 0;
     slot.staged = !source_region_.open() || corrupt;
+    const uint8_t* read = nullptr;
     if (slot.staged) {
       std::span<uint8_t> bytes(link_.staging_slot(i), slot.length);
       WRIT_RETURN_IF_ERROR(prepared_.source->Read(chunk * chunk_size_, bytes));
-      if (corrupt) bytes[slot.length / 2] ^= 0xFF;  // the announced digest no longer matches
+      read = bytes.data();
+      if (corrupt) {
+        if (Status folded = FoldThrough(chunk, read); !folded.ok()) return Fail(folded);
+        bytes[slot.length / 2] ^= 0xFF;  // the delivery's digest no longer matches
+      }
     }
     WRIT_RETURN_IF_ERROR(Post(slot, i));
+    // After the post: the transport moves this chunk while this thread digests it.
+    if (Status folded = FoldThrough(chunk, read); !folded.ok()) return Fail(folded);
   }
   if (ready_next_ == ready_.size()) {
     ready_.clear();

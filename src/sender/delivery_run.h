@@ -6,6 +6,7 @@
 
 #include <chrono>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -15,19 +16,25 @@
 #include "protocol/messages.h"
 #include "receipt/identity.h"
 #include "sender/delivery_source.h"
+#include "sender/digest_cache.h"
 #include "sender/link.h"
 #include "writ/sender.h"
 
 namespace writ::sender {
 
 // What a delivery needs before it touches the network: its source, its announced
-// shape and its digest (filled into `out.delivery`).
+// shape and, when known already, its digest (filled into `out.delivery`).
 struct PreparedDelivery {
   std::optional<DeliverySource> source;
+  // Known before the announce (given by the caller, or cached), or else computed by
+  // `digester` as the chunks are written, in chunk order, and complete before the commit.
   std::vector<uint8_t> digest;
-  uint64_t chunk_size = 0;  // the requested one, or the whole delivery when smaller
-  // Tests only (src/sender/test_seams.h): flip one byte of this chunk after the digest
-  // was announced; that chunk always goes through staging, so the source is never touched.
+  std::unique_ptr<vocabulary::Digester> digester;
+  uint64_t digested_chunks = 0;   // chunks [0, digested_chunks) are in `digester`
+  int64_t digest_started_ns = 0;  // CLOCK_REALTIME before the first byte was read
+  uint64_t chunk_size = 0;        // the requested one, or the whole delivery when smaller
+  // Tests only (src/sender/test_seams.h): flip one byte of this chunk after it was
+  // digested; that chunk always goes through staging, so the source is never touched.
   std::optional<uint64_t> corrupt_chunk;
 };
 
@@ -35,9 +42,14 @@ Status CheckDeliveryOptions(const DeliveryOptions& options);
 // One chunk is one RDMA Write: it may not exceed the provider's largest message
 // (ep_attr->max_msg_size; 2 GiB on rxe, effectively unbounded on tcp and shm).
 Status CheckChunkFits(uint64_t chunk_size, uint64_t max_message_size, const std::string& provider);
-// Maps the source when the zero-copy path may be used, digests it, fills `out.delivery`.
-Status Prepare(DeliverySource source, const DeliveryOptions& options, DeliveryOutcome& out,
-               PreparedDelivery& prepared);
+// Maps the source when the zero-copy path may be used, fills `out.delivery`, and takes
+// the digest from the options or `cache` (may be null), or prepares to compute it.
+Status Prepare(DeliverySource source, const DeliveryOptions& options, const DigestCache* cache,
+               DeliveryOutcome& out, PreparedDelivery& prepared);
+// Records a digest computed over an unchanged file in `cache`, or drops a cached one the
+// receiver refused.
+void UpdateDigestCache(const DigestCache& cache, const DeliveryOptions& options,
+                       const PreparedDelivery& prepared, const DeliveryOutcome& out);
 
 class DeliveryRun {
  public:
@@ -81,6 +93,8 @@ class DeliveryRun {
   Status ReadControl(std::chrono::microseconds wait);
   Status OnMessage(const protocol::Message& message);
   Status PostReady();
+  Status FoldThrough(uint64_t chunk, const uint8_t* staged);
+  Status FinishDigest();
   Status Post(Slot& slot, size_t index);
   Status PollCompletions();
   void AddReceipt(Receipt receipt);
@@ -103,6 +117,7 @@ class DeliveryRun {
   PreparedDelivery& prepared_;
   DeliveryOutcome& out_;
   const std::string stale_id_;  // the session's previous delivery: its late messages are dropped
+  std::vector<uint8_t> announce_nonce_;  // a signed announce's: its commit is signed with it
   uint64_t chunk_size_ = 0;
   CompletionLevel granted_level_ = CompletionLevel::kDelivery;
   fabric::MemoryRegion source_region_;  // the zero-copy source, when used

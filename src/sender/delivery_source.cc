@@ -31,6 +31,13 @@ Status IoError(const std::string& what) {
   return Status::Io(what + ": " + std::strerror(errno), errno);
 }
 
+FileKey KeyOf(const struct stat& st) {
+  constexpr int64_t kNs = 1000000000;
+  return FileKey{static_cast<uint64_t>(st.st_dev), static_cast<uint64_t>(st.st_ino),
+                 static_cast<uint64_t>(st.st_size), st.st_mtim.tv_sec * kNs + st.st_mtim.tv_nsec,
+                 st.st_ctim.tv_sec * kNs + st.st_ctim.tv_nsec};
+}
+
 }  // namespace
 
 Result<DeliverySource> DeliverySource::Open(const std::string& path) {
@@ -71,8 +78,35 @@ Result<DeliverySource> DeliverySource::Open(const std::string& path) {
     return Status::InvalidArgument(path + " is not a regular file (use - for standard input)");
   }
   const size_t slash = path.find_last_of('/');
-  return DeliverySource(fd, static_cast<uint64_t>(st.st_size),
+  DeliverySource source(fd, static_cast<uint64_t>(st.st_size),
                         slash == std::string::npos ? path : path.substr(slash + 1), true);
+  source.file_key_ = KeyOf(st);
+  return source;
+}
+
+Result<FileKey> DeliverySource::CurrentKey() const {
+  struct stat st {};
+  if (fd_ < 0 || fstat(fd_, &st) != 0) return IoError("fstat of the delivery's file");
+  return KeyOf(st);
+}
+
+Status DeliverySource::Fold(vocabulary::Digester& digester, uint64_t offset, uint64_t length) {
+  if (fd_ < 0) {  // caller memory
+    if (offset > mapped_.size() || length > mapped_.size() - offset) {
+      return Status::InvalidArgument("digest past the end of the delivery");
+    }
+    digester.Update(mapped_.subspan(offset, length));
+    return Status::Ok();
+  }
+  if (fold_block_.size() == 0 && length > 0) fold_block_ = IoBuffer(kDigestBlock);
+  for (uint64_t done = 0; done < length;) {
+    const size_t n = static_cast<size_t>(std::min<uint64_t>(kDigestBlock, length - done));
+    const std::span<uint8_t> block(fold_block_.data(), n);
+    WRIT_RETURN_IF_ERROR(Read(offset + done, block));
+    digester.Update(std::span<const uint8_t>(block));
+    done += n;
+  }
+  return Status::Ok();
 }
 
 DeliverySource DeliverySource::FromBytes(std::span<const uint8_t> bytes, std::string name) {
@@ -87,7 +121,9 @@ DeliverySource::DeliverySource(DeliverySource&& other) noexcept
       name_(std::move(other.name_)),
       regular_file_(other.regular_file_),
       owns_mapping_(std::exchange(other.owns_mapping_, false)),
-      mapped_(std::exchange(other.mapped_, {})) {}
+      mapped_(std::exchange(other.mapped_, {})),
+      file_key_(other.file_key_),
+      fold_block_(std::move(other.fold_block_)) {}
 
 DeliverySource::~DeliverySource() {
   if (owns_mapping_) munmap(const_cast<uint8_t*>(mapped_.data()), mapped_.size());
@@ -146,8 +182,8 @@ Result<std::vector<uint8_t>> DeliverySource::Digest(Rule rule) const {
     return digester->Finish();
   }
   // Through pread into cache-sized blocks (never through the mapping: see Read). From a
-  // few blocks on, a second thread reads the next block while this one hashes the last:
-  // the digest pass comes before the announce, when the other core has nothing to do.
+  // few blocks on, a second thread reads the next block while this one hashes the last.
+  // (A delivery digests with Fold as it writes; this whole-file pass is the reference.)
   if (size_ <= 4 * kPipelinedBlock) {
     WRIT_RETURN_IF_ERROR(DigestSerial(*digester));
   } else {

@@ -1,18 +1,31 @@
 // The bytes of one delivery: a file, standard input spooled to an unlinked temporary
-// file first (the digest must be announced before the first write), or caller memory.
+// file first (chunks are read at the offsets the receiver grants), or caller memory.
 // A regular file can be mapped read-only so that its pages are the writes' source.
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
 
+#include "common/io_buffer.h"
 #include "vocabulary/digest.h"
 #include "writ/status.h"
 #include "writ/types.h"
 
 namespace writ::sender {
+
+// What identifies one version of a regular file for the digest cache: any write, truncation,
+// rename over it or touch changes one of these.
+struct FileKey {
+  uint64_t device = 0;
+  uint64_t inode = 0;
+  uint64_t size = 0;
+  int64_t mtime_ns = 0;
+  int64_t ctime_ns = 0;
+  bool operator==(const FileKey&) const = default;
+};
 
 class DeliverySource {
  public:
@@ -29,7 +42,7 @@ class DeliverySource {
   // A regular file (not spooled standard input): Map() may succeed.
   bool mappable() const { return regular_file_ && fd_ >= 0; }
   // Maps the whole file read-only, as the source of the transport's writes. writ itself
-  // never reads the mapping (Digest and Read use pread), so a file truncated meanwhile is
+  // never reads the mapping (Digest, Fold and Read use pread), so a file truncated meanwhile is
   // an error, not a SIGBUS; see docs/architecture.md for what the transport does then.
   Status Map();
   // The mapped bytes; empty when not mapped.
@@ -39,9 +52,17 @@ class DeliverySource {
   // that sending a file never makes it resident in the sender. No-op for caller memory.
   void Release(uint64_t offset, uint64_t length) const;
 
-  // One pass over the bytes, in bounded memory.
+  // The whole source's digest, in bounded memory (a delivery digests with Fold instead).
   Result<std::vector<uint8_t>> Digest(Rule rule) const;
   Status Read(uint64_t offset, std::span<uint8_t> out) const;
+  // Feeds [offset, offset + length) to `digester`: caller memory directly, a file through
+  // pread into a cache-sized block (never through the mapping: see Read).
+  Status Fold(vocabulary::Digester& digester, uint64_t offset, uint64_t length);
+
+  // A regular file's key as opened; nullopt for standard input and caller memory.
+  const std::optional<FileKey>& file_key() const { return file_key_; }
+  // The file's key now (fstat of the open descriptor).
+  Result<FileKey> CurrentKey() const;
 
  private:
   Status DigestSerial(vocabulary::Digester& digester) const;
@@ -54,6 +75,8 @@ class DeliverySource {
   bool regular_file_ = false;
   bool owns_mapping_ = false;
   std::span<const uint8_t> mapped_;
+  std::optional<FileKey> file_key_;
+  IoBuffer fold_block_;  // allocated on the first Fold of a file
 };
 
 }  // namespace writ::sender

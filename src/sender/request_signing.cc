@@ -45,4 +45,13 @@ Status SignQuery(const receipt::Identity& identity, const std::string& receiver_
   return Status::Ok();
 }
 
+Status SignCommit(const receipt::Identity& identity, const std::string& receiver_id,
+                  const std::vector<uint8_t>& announce_nonce, protocol::Commit& commit) {
+  commit.signature.clear();
+  WRIT_ASSIGN_OR_RETURN(
+      auto sig, identity.Sign(protocol::CommitSigningBytes(commit, receiver_id, announce_nonce)));
+  commit.signature.assign(sig.begin(), sig.end());
+  return Status::Ok();
+}
+
 }  // namespace writ::sender

@@ -5,6 +5,7 @@
 #include "receipt/identity.h"
 #include "sender/delivery_run.h"
 #include "sender/delivery_source.h"
+#include "sender/digest_cache.h"
 #include "sender/link.h"
 #include "sender/test_seams.h"
 
@@ -23,13 +24,24 @@ class Sender::Impl {
       auto identity = receipt::Identity::LoadOrCreate(options.identity_dir);
       if (!identity.ok()) return identity.status().Annotate("sender identity");
       impl->identity_.emplace(std::move(identity).value());
+      impl->cache_.emplace(CachePath(options.identity_dir));
     }
     WRIT_ASSIGN_OR_RETURN(impl->link_, Link::Open(options));
     return impl;
   }
 
-  // Runs one delivery whose source is already open (and digested: `prepared`).
+  static std::string CachePath(const std::string& identity_dir) {
+    return identity_dir + "/digest-cache";
+  }
+
+  // Runs one delivery whose source is already open (`prepared`).
   void Deliver(const DeliveryOptions& options, PreparedDelivery& prepared, DeliveryOutcome& out) {
+    DeliverOnce(options, prepared, out);
+    if (cache_) sender::UpdateDigestCache(*cache_, options, prepared, out);
+  }
+
+  void DeliverOnce(const DeliveryOptions& options, PreparedDelivery& prepared,
+                   DeliveryOutcome& out) {
     ++deliveries_;
     if (corrupt_chunk_) prepared.corrupt_chunk = corrupt_chunk_;
     if (!health_.ok()) {
@@ -114,6 +126,7 @@ class Sender::Impl {
   }
 
   std::optional<receipt::Identity> identity_;
+  std::optional<sender::DigestCache> cache_;  // beside the identity, when there is one
   std::unique_ptr<Link> link_;
   Status health_;
   std::string pending_id_;  // returned to the caller, not yet ended by the receiver
@@ -132,12 +145,13 @@ Result<std::unique_ptr<Sender>> Sender::Connect(const SessionOptions& options) {
 
 namespace {
 
-// Opens the file and prepares the delivery (digest included) into `out` / `prepared`.
-Status OpenAndPrepare(const std::string& path, const DeliveryOptions& options, DeliveryOutcome& out,
+// Opens the file and prepares the delivery into `out` / `prepared`.
+Status OpenAndPrepare(const std::string& path, const DeliveryOptions& options,
+                      const sender::DigestCache* cache, DeliveryOutcome& out,
                       PreparedDelivery& prepared) {
   auto source = DeliverySource::Open(path);
   if (!source.ok()) return source.status();
-  return sender::Prepare(std::move(source).value(), options, out, prepared);
+  return sender::Prepare(std::move(source).value(), options, cache, out, prepared);
 }
 
 }  // namespace
@@ -147,7 +161,8 @@ DeliveryOutcome Sender::Send(const std::string& path, const DeliveryOptions& opt
   out.status = sender::CheckDeliveryOptions(options);
   if (!out.status.ok()) return out;
   PreparedDelivery prepared;
-  out.status = OpenAndPrepare(path, options, out, prepared);
+  out.status =
+      OpenAndPrepare(path, options, impl_->cache_ ? &*impl_->cache_ : nullptr, out, prepared);
   if (out.status.ok()) impl_->Deliver(options, prepared, out);
   return out;
 }
@@ -160,8 +175,8 @@ DeliveryOutcome Sender::SendBytes(std::span<const uint8_t> bytes, const Delivery
   }
   if (!out.status.ok()) return out;
   PreparedDelivery prepared;
-  out.status =
-      sender::Prepare(DeliverySource::FromBytes(bytes, options.id), options, out, prepared);
+  out.status = sender::Prepare(DeliverySource::FromBytes(bytes, options.id), options, nullptr, out,
+                               prepared);
   if (out.status.ok()) impl_->Deliver(options, prepared, out);
   return out;
 }
@@ -193,6 +208,7 @@ DeliveryOptions DeliveryOptionsOf(const SendOptions& o) {
   d.stall_timeout = o.stall_timeout;
   d.progress = o.progress;
   d.source = o.source;
+  d.digest = o.digest;
   return d;
 }
 
@@ -207,9 +223,12 @@ DeliveryOutcome SendOnce(const std::string& path, const SendOptions& options,
     out.status = Status::InvalidArgument("depth must be at least 1");
   }
   if (!out.status.ok()) return out;
-  // The delivery is opened and digested before the receiver is contacted, as always.
+  // The delivery is opened before the receiver is contacted; its digest, unless given or
+  // cached, is computed as its chunks are written.
   PreparedDelivery prepared;
-  out.status = OpenAndPrepare(path, delivery, out, prepared);
+  std::optional<sender::DigestCache> cache;
+  if (!options.identity_dir.empty()) cache.emplace(Sender::Impl::CachePath(options.identity_dir));
+  out.status = OpenAndPrepare(path, delivery, cache ? &*cache : nullptr, out, prepared);
   if (!out.status.ok()) return out;
   prepared.corrupt_chunk = corrupt_chunk;
   auto session = Sender::Impl::Connect(SessionOptionsOf(options));

@@ -170,6 +170,7 @@ class DurableWriter : public PayloadWriter {
     return store_.env_->ReadAt(fd_, out, offset);
   }
 
+  void SetDigest(std::vector<uint8_t> digest) override { meta_.digest = std::move(digest); }
   Result<RetentionEvidence> Commit(const std::vector<std::string>& receipts) override;
 
  private:

@@ -21,7 +21,7 @@ struct DeliveryMeta {
   uint64_t bytes = 0;
   uint64_t chunk_size = 0;
   Rule rule = Rule::kXxh3_128;
-  std::vector<uint8_t> digest;
+  std::vector<uint8_t> digest;  // empty at Begin when the announce carried none (SetDigest)
   // The key id of the authenticated sender that delivered the bytes; empty when unsigned.
   // Only that sender is answered from the store without moving the bytes again.
   std::string sender;
@@ -60,6 +60,9 @@ class PayloadWriter {
   }
   // Reads back bytes written so far (a processing step runs before the commit).
   virtual Status Read(uint64_t offset, std::span<uint8_t> out) = 0;
+  // The delivery's digest, when Begin's meta had none (the sender sent it with its commit);
+  // called before Commit.
+  virtual void SetDigest(std::vector<uint8_t> digest) = 0;
   // Makes the delivery retained at its class, with the receipts issued so far.
   virtual Result<RetentionEvidence> Commit(const std::vector<std::string>& receipts) = 0;
 };

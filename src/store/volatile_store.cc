@@ -98,6 +98,7 @@ class VolatileWriter : public PayloadWriter {
     return map_ + offset;
   }
 
+  void SetDigest(std::vector<uint8_t> digest) override { meta_.digest = std::move(digest); }
   Result<RetentionEvidence> Commit(const std::vector<std::string>& receipts) override {
     WRIT_RETURN_IF_ERROR(AllocateThrough(meta_.bytes));
     VolatileStore::Entry entry;

@@ -96,7 +96,9 @@ TEST(Liveness, CommittedAndGoneWithoutWritingIsEndedAndItsIdFreed) {
     ASSERT_TRUE(attacker);
     ASSERT_TRUE(attacker->channel.Send(AnnounceOf("orphan", 1 << 20)).ok());
     ASSERT_EQ(attacker->Next(), "grant");
-    ASSERT_TRUE(attacker->channel.Send(protocol::Commit{"orphan"}).ok());
+    ASSERT_TRUE(
+        attacker->channel.Send(protocol::Commit{"orphan", std::vector<uint8_t>(16, 0x5a), {}})
+            .ok());
   }  // gone, having written nothing
   auto ended = serve->ReadLineStartingWith("writ: delivery orphan aborted", 10s);
   ASSERT_TRUE(ended.ok()) << "the orphaned delivery was never ended: " << ended.status().ToString();

@@ -74,7 +74,8 @@ HostileOutcome NotifyingSender::Run(protocol::Announce announce,
       return out;
     }
     if (!committed && out.notifications == chunks) {
-      committed = link_->channel().Send(protocol::Commit{announce.delivery_id}).ok();
+      committed =
+          link_->channel().Send(protocol::Commit{announce.delivery_id, announce.digest, {}}).ok();
     }
   }
   out.timed_out = true;

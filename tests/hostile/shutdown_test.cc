@@ -154,7 +154,7 @@ TEST(Shutdown, AbandonedDeliveriesAreAbortedAtTheDrainDeadline) {
     const std::string id = "orphan-" + std::to_string(i);
     ASSERT_TRUE(p->channel.Send(AnnounceOf(id, 4 << 20, RetentionClass::kProcessRestart)).ok());
     ASSERT_EQ(p->Next(), "grant");
-    ASSERT_TRUE(p->channel.Send(protocol::Commit{id}).ok());
+    ASSERT_TRUE(p->channel.Send(protocol::Commit{id, std::vector<uint8_t>(16, 0x5a), {}}).ok());
   }  // each gone, having written nothing
   const auto sent = Clock::now();
   serve->process().Kill(SIGTERM);

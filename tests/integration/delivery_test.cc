@@ -1,9 +1,11 @@
 // Deliveries end to end: real `writ serve` and real `writ send` processes.
 #include <arpa/inet.h>
+#include <fcntl.h>
 #include <gtest/gtest.h>
 #include <netinet/in.h>
 #include <signal.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <fstream>
@@ -300,6 +302,87 @@ TEST_P(Deliveries, RetentionNotOfferedExitsSix) {
       RunWrit({"send", dir.File("a"), "--to", serve->address(), "--retention", "power-loss"});
   EXPECT_EQ(run.exit_code, 6) << run.err;
   EXPECT_NE(run.err.find("retention"), std::string::npos);
+}
+
+// The sender's digest cache (beside its identity): a repeated send of an unchanged file
+// announces the cached digest and is answered without moving bytes; a touched or modified
+// file never uses the stale entry; a corrupt cache is ignored and rewritten. One provider
+// suffices: the cache is the sender's alone.
+TEST(SenderDigestCache, AnUnchangedFileMovesNoBytesAndAChangedOneMovesThemAgain) {
+  REQUIRE_OR_FAIL(ProviderAvailable("tcp"), "the tcp provider cannot serve here");
+  TempDir dir;
+  const std::string file = dir.File("f");
+  WritePatternFile(file, 7, 3 * kMiB);  // older than the serve's start-up: cacheable
+  auto serve = Serve::Start("tcp");
+  ASSERT_TRUE(serve);
+  const std::string me = dir.File("identity");
+  const auto send = [&] {
+    return RunWrit({"send", file, "--to", serve->address(), "--id", "F", "--json", "--identity", me,
+                    "--chunk-size", "1MiB"});
+  };
+  CommandRun first = send();
+  ASSERT_EQ(first.exit_code, 0) << first.err;
+  EXPECT_EQ(first.json["bytes_moved"], true);
+  CommandRun again = send();
+  ASSERT_EQ(again.exit_code, 0) << again.err;
+  EXPECT_EQ(again.json["bytes_moved"], false) << "the cached digest was announced";
+  EXPECT_TRUE(again.json["work_completions"].empty());
+  EXPECT_EQ(again.json["delivery"]["digest"], first.json["delivery"]["digest"]);
+
+  // A corrupt cache: ignored (the bytes move, the digest is computed) and rewritten.
+  { std::ofstream(me + "/digest-cache") << "writ-digest-cache 1\nnot an entry\n"; }
+  CommandRun corrupt = send();
+  ASSERT_EQ(corrupt.exit_code, 0) << corrupt.err;
+  EXPECT_EQ(corrupt.json["bytes_moved"], true);
+  CommandRun rewritten = send();
+  ASSERT_EQ(rewritten.exit_code, 0) << rewritten.err;
+  EXPECT_EQ(rewritten.json["bytes_moved"], false) << "the cache was rewritten with the digest";
+
+  // Touched: the same bytes, a new ctime. The entry is not used; the bytes move again.
+  ASSERT_EQ(utimensat(AT_FDCWD, file.c_str(), nullptr, 0), 0);
+  CommandRun touched = send();
+  ASSERT_EQ(touched.exit_code, 0) << touched.err;
+  EXPECT_EQ(touched.json["bytes_moved"], true);
+  EXPECT_FALSE(touched.json["work_completions"].empty());
+
+  // Modified, same size: no stale digest is announced (which this sender's key would have
+  // had answered from the store); the bytes move and the new content is refused as another.
+  WritePatternFile(file, 8, 3 * kMiB);
+  CommandRun modified = send();
+  EXPECT_EQ(modified.exit_code, 3) << modified.err;
+  EXPECT_NE(modified.err.find("conflicting id"), std::string::npos) << modified.err;
+  EXPECT_EQ(modified.json["bytes_moved"], true);
+  EXPECT_FALSE(modified.json["work_completions"].empty());
+}
+
+TEST(GivenDigest, AWrongDigestIsRefusedNamingItAndARightOneIsAnnounced) {
+  REQUIRE_OR_FAIL(ProviderAvailable("tcp"), "the tcp provider cannot serve here");
+  TempDir dir;
+  WritePatternFile(dir.File("g"), 9, 2 * kMiB + 3);
+  auto serve = Serve::Start("tcp");
+  ASSERT_TRUE(serve);
+  const std::string wrong(32, '0');
+  CommandRun refused = RunWrit({"send", dir.File("g"), "--to", serve->address(), "--id", "bad",
+                                "--digest", wrong, "--chunk-size", "1MiB"});
+  EXPECT_EQ(refused.exit_code, 5) << refused.err;
+  EXPECT_NE(refused.err.find("the given xxh3-128 digest " + wrong + " was refused"),
+            std::string::npos)
+      << refused.err;
+  EXPECT_NE(refused.err.find("do not match the announced xxh3-128 digest"), std::string::npos)
+      << refused.err;
+  CommandRun computed = RunWrit({"send", dir.File("g"), "--to", serve->address(), "--id", "ok",
+                                 "--json", "--chunk-size", "1MiB"});
+  ASSERT_EQ(computed.exit_code, 0) << computed.err;
+  const std::string right = computed.json["delivery"]["digest"];
+  CommandRun given = RunWrit({"send", dir.File("g"), "--to", serve->address(), "--id", "ok2",
+                              "--json", "--digest", right, "--chunk-size", "1MiB"});
+  ASSERT_EQ(given.exit_code, 0) << given.err;
+  EXPECT_EQ(given.json["delivery"]["digest"], right);
+  CommandRun short_digest =
+      RunWrit({"send", dir.File("g"), "--to", serve->address(), "--id", "x", "--digest", "abcd"});
+  EXPECT_EQ(short_digest.exit_code, 2) << short_digest.err;
+  EXPECT_NE(short_digest.err.find("--digest: 2 bytes, xxh3-128 needs 16"), std::string::npos)
+      << short_digest.err;
 }
 
 INSTANTIATE_TEST_SUITE_P(Loopback, Deliveries,

@@ -159,17 +159,28 @@ TEST_P(Sessions, ConflictingIdIsRefusedAndTheSessionContinues) {
   WritePatternFile(dir_.File("a"), 1, 100 * kKiB);
   WritePatternFile(dir_.File("b"), 2, 100 * kKiB);
   ASSERT_TRUE(sender->Send(dir_.File("a"), Options("dup")).status.ok());
-
-  DeliveryOutcome conflict = sender->Send(dir_.File("b"), Options("dup"));
+  // With its digest announced, other content is refused before a byte moves.
+  DeliveryOptions known = Options("dup");
+  known.digest = *writ::FromHex(DigestOf(ReadAll(dir_.File("b"))));
+  DeliveryOutcome conflict = sender->Send(dir_.File("b"), known);
   EXPECT_EQ(conflict.status.code(), ErrorCode::kRefused) << conflict.status.ToString();
   EXPECT_NE(conflict.status.message().find("conflicting"), std::string::npos)
       << conflict.status.message();
   EXPECT_TRUE(conflict.receipts.empty());
   EXPECT_TRUE(conflict.work_completions.empty()) << "nothing was written";
   EXPECT_TRUE(sender->usable()) << sender->health().ToString();
+  // Without it, the bytes move, and the committed digest is refused as other content.
+  DeliveryOutcome moved = sender->Send(dir_.File("b"), Options("dup"));
+  EXPECT_EQ(moved.status.code(), ErrorCode::kRefused) << moved.status.ToString();
+  EXPECT_NE(moved.status.message().find("conflicting"), std::string::npos)
+      << moved.status.message();
+  EXPECT_FALSE(moved.work_completions.empty());
+  EXPECT_TRUE(sender->usable()) << sender->health().ToString();
 
-  // Same id, same content: the receiver's receipts again, no bytes moved.
-  DeliveryOutcome again = sender->Send(dir_.File("a"), Options("dup"));
+  // Same id, same content, its digest announced: the receiver's receipts again, no bytes
+  // moved.
+  known.digest = *writ::FromHex(DigestOf(ReadAll(dir_.File("a"))));
+  DeliveryOutcome again = sender->Send(dir_.File("a"), known);
   ASSERT_TRUE(again.status.ok()) << again.status.ToString();
   EXPECT_FALSE(again.bytes_moved);
   EXPECT_TRUE(again.work_completions.empty());

@@ -107,10 +107,11 @@ TEST(CodecReject, BadMagic) {
 
 TEST(CodecReject, OtherVersionsAreUnsupported) {
   const std::vector<uint8_t> payload = PayloadOf(Encode(testing::SampleCommit()));
-  for (int version : {0, 2, 0x100, 0xffff}) {
+  // 1: the layout before the commit carried the digest.
+  for (int version : {0, 1, 3, 0x100, 0xffff}) {
     EXPECT_ERROR(Decode(RawFrame(4, payload, static_cast<uint16_t>(version))),
                  ErrorCode::kUnsupported,
-                 "frame.version: " + std::to_string(version) + ", this build speaks 1");
+                 "frame.version: " + std::to_string(version) + ", this build speaks 2");
   }
 }
 
@@ -124,7 +125,7 @@ TEST(CodecReject, StringLengthBeyondPayload) {
   std::vector<uint8_t> payload = PayloadOf(Encode(testing::SampleCommit()));
   StoreLe32(payload.data(), 0xfffffff0u);  // delivery_id claims ~4 GiB
   EXPECT_ERROR(Decode(RawFrame(4, payload)), ErrorCode::kMalformed,
-               "commit.delivery_id: declares 4294967280 bytes, 6 left in the payload");
+               "commit.delivery_id: declares 4294967280 bytes, 18 left in the payload");
 }
 
 // Enum bytes patched in place: Announce rule/until/retention, Refuse reason.

@@ -36,7 +36,7 @@ inline Grant SampleGrant() {
   return Grant{"RC-233", 7, 0x7f0000001000, 0xdeadbeefcafef00d, 8388608, 1, 1};
 }
 
-inline Commit SampleCommit() { return Commit{"RC-233"}; }
+inline Commit SampleCommit() { return Commit{"RC-233", {0xe3, 0x06, 0x92, 0x83}, {}}; }
 
 inline Receipt SampleReceipt() {
   return Receipt{"RC-233", R"({"rung":"validated","rule":"xxh3-128","bytes":25165824})"};

@@ -33,7 +33,7 @@ inline std::vector<std::pair<std::string, std::vector<uint8_t>>> SeedCorpus() {
   magic[0] = 'X';
   seeds.emplace_back("reject-bad-magic", magic);
   seeds.emplace_back("reject-unknown-type", RawFrame(10, PayloadOf(Encode(SampleCommit()))));
-  seeds.emplace_back("reject-version-2", RawFrame(4, PayloadOf(Encode(SampleCommit())), 2));
+  seeds.emplace_back("reject-version-1", RawFrame(4, PayloadOf(Encode(SampleCommit())), 1));
   std::vector<uint8_t> trailing = PayloadOf(Encode(SampleQuery()));
   trailing.push_back(0);
   seeds.emplace_back("reject-trailing-byte", RawFrame(8, trailing));

@@ -34,8 +34,20 @@ TEST(Validate, DigestLengthMustMatchTheRule) {
   a.rule = Rule::kCrc32c;
   a.digest.resize(4);
   EXPECT_TRUE(Validate(a, Limits{}).ok());
-  a.digest.clear();
-  ExpectInvalid(a, "announce.digest: 0 bytes, crc32c needs 4");
+  a.digest.clear();  // not known yet: the commit carries it
+  EXPECT_TRUE(Validate(a, Limits{}).ok());
+  a.digest.resize(3);
+  ExpectInvalid(a, "announce.digest: 3 bytes, crc32c needs 4 (or 0: not known yet)");
+}
+
+TEST(Validate, TheCommitCarriesADigest) {
+  ExpectInvalid(Commit{"c", {}, {}}, "commit.digest: empty");
+  ExpectInvalid(Commit{"c", std::vector<uint8_t>(kMaxDigestBytes + 1), {}},
+                "commit.digest: 65 bytes");
+  EXPECT_TRUE(Validate(Commit{"c", std::vector<uint8_t>(4), {}}, Limits{}).ok());
+  EXPECT_TRUE(Validate(Commit{"c", std::vector<uint8_t>(kMaxDigestBytes), {}}, Limits{}).ok());
+  ExpectInvalid(Commit{"c", {1}, std::vector<uint8_t>(63)}, "commit.signature: 63 bytes");
+  EXPECT_TRUE(Validate(Commit{"c", {1}, std::vector<uint8_t>(64)}, Limits{}).ok());
 }
 
 TEST(Validate, DeliveryIds) {
@@ -63,7 +75,7 @@ TEST(Validate, DeliveryIds) {
     a.delivery_id = id;
     EXPECT_TRUE(Validate(a, Limits{}).ok()) << id;
   }
-  ExpectInvalid(Commit{""}, "commit.delivery_id: empty");
+  ExpectInvalid(Commit{"", {1}, {}}, "commit.delivery_id: empty");
   Query spaced;
   spaced.delivery_id = "a b";
   ExpectInvalid(spaced, "query.delivery_id: byte 0x20");

@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include "protocol/codec.h"
+#include "receipt/identity.h"
 #include "receiver/receiver_core.h"
 
 namespace writ::receiver {
@@ -111,12 +113,56 @@ TEST(AdmissionCheck, AnIdAlreadyHeldMustMatchItsContentAndClass) {
   EXPECT_EQ(admission::SameContentAsHeld(a, held),
             (protocol::Refuse{"d", RefuseReason::kConflictingId,
                               "delivery d is already retained with other content"}));
+  protocol::Announce unknown = a;  // no digest announced: compared after validation
+  unknown.digest.clear();
+  EXPECT_FALSE(admission::SameContentAsHeld(unknown, held));
+  unknown.bytes += 1;
+  EXPECT_TRUE(admission::SameContentAsHeld(unknown, held));
   held = HeldLike(a);
   held.retention = RetentionClass::kVolatile;
   EXPECT_EQ(admission::NoWeakerThanHeld(a, held),
             (protocol::Refuse{"d", RefuseReason::kRetention,
                               "delivery d is already retained as volatile, weaker than "
                               "process-restart"}));
+}
+
+TEST(AdmissionCheck, TheCommitsDigestFitsTheRuleAndAgreesWithTheAnnouncedOne) {
+  protocol::Announce a = AnnounceOf("d");
+  EXPECT_FALSE(admission::CommitUsable(a, protocol::Commit{"d", {1, 2, 3, 4}, {}}, "r"));
+  const auto differs = admission::CommitUsable(a, protocol::Commit{"d", {1, 2, 3, 5}, {}}, "r");
+  ASSERT_TRUE(differs);
+  EXPECT_EQ(differs->reason, RefuseReason::kValidation);
+  EXPECT_EQ(differs->detail, "the commit's crc32c digest 01020305 is not the announced 01020304");
+  const auto size = admission::CommitUsable(a, protocol::Commit{"d", {1, 2}, {}}, "r");
+  ASSERT_TRUE(size);
+  EXPECT_EQ(size->reason, RefuseReason::kMalformed);
+  EXPECT_EQ(size->detail, "commit.digest: 2 bytes, crc32c needs 4");
+  a.digest.clear();  // not announced: any digest of the rule's size is the one to match
+  EXPECT_FALSE(admission::CommitUsable(a, protocol::Commit{"d", {7, 7, 7, 7}, {}}, "r"));
+}
+
+TEST(AdmissionCheck, ASignedAnnouncesCommitIsSignedByItsKeyForThisReceiver) {
+  auto me = receipt::Identity::Generate().value();
+  protocol::Announce a = AnnounceOf("d");
+  a.digest.clear();
+  a.sender_key.assign(me.public_key().begin(), me.public_key().end());
+  a.nonce = std::vector<uint8_t>(16, 0x33);
+  protocol::Commit c{"d", {1, 2, 3, 4}, {}};
+  const auto sign = [&](const std::string& receiver, const std::vector<uint8_t>& nonce) {
+    auto sig = me.Sign(protocol::CommitSigningBytes(c, receiver, nonce)).value();
+    c.signature.assign(sig.begin(), sig.end());
+  };
+  EXPECT_EQ(admission::CommitUsable(a, c, "r")->reason, RefuseReason::kAuth) << "unsigned";
+  sign("r", a.nonce);
+  EXPECT_FALSE(admission::CommitUsable(a, c, "r"));
+  EXPECT_EQ(admission::CommitUsable(a, c, "other")->reason, RefuseReason::kAuth);
+  sign("r", std::vector<uint8_t>(16, 0x44));  // another announce's nonce
+  EXPECT_EQ(admission::CommitUsable(a, c, "r")->reason, RefuseReason::kAuth);
+  sign("r", a.nonce);
+  c.digest = {1, 2, 3, 5};  // changed after signing
+  EXPECT_EQ(admission::CommitUsable(a, c, "r")->reason, RefuseReason::kAuth);
+  protocol::Announce unsigned_announce = AnnounceOf("d");
+  EXPECT_EQ(admission::CommitUsable(unsigned_announce, c, "r")->reason, RefuseReason::kAuth);
 }
 
 TEST(AdmissionCheck, OnlyTheAuthenticatedSenderThatDeliveredIsAnsweredFromTheStore) {

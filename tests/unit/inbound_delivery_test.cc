@@ -21,6 +21,7 @@ class MemoryWriter : public store::PayloadWriter {
     return Status::Ok();
   }
   Status Read(uint64_t, std::span<uint8_t>) override { return Status::Ok(); }
+  void SetDigest(std::vector<uint8_t>) override {}
   Result<store::RetentionEvidence> Commit(const std::vector<std::string>&) override {
     return store::RetentionEvidence{};
   }

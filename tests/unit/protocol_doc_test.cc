@@ -135,7 +135,8 @@ std::vector<std::pair<Message, Fields>> Samples() {
         {"length", "8192"},
         {"first_chunk", "2"},
         {"chunk_count", "3"}}},
-      {Commit{"c"}, {{"delivery_id", "c"}}},
+      {Commit{"c", {0xab, 0xcd}, Filled(64, 0x77)},
+       {{"delivery_id", "c"}, {"digest", "abcd"}, {"signature", std::string(128, '7')}}},
       {Receipt{"r", "{}"}, {{"delivery_id", "r"}, {"json", "{}"}}},
       {Refuse{"f", RefuseReason::kLimit, "too many"},
        {{"delivery_id", "f"}, {"reason", "7"}, {"detail", "too many"}}},
@@ -170,7 +171,7 @@ TEST(ProtocolDoc, TheMessageTableListsEveryFieldTheCodecEncodes) {
 // Every hex dump marked `<!-- frame: NAME -->` is the encoder's output for NAME.
 TEST(ProtocolDoc, TheMarkedHexDumpsAreWhatTheEncoderWrites) {
   const std::map<std::string, Message> frames = {
-      {"commit-rc233", Commit{"RC-233"}},
+      {"commit-rc233", Commit{"RC-233", {0xe3, 0x06, 0x92, 0x83}, {}}},
       {"announce-unsigned", Announce{"x",
                                      10,
                                      4,

@@ -86,8 +86,8 @@ class SeamRig {
     out.status = sender::CheckDeliveryOptions(options);
     if (!out.status.ok()) return out;
     sender::PreparedDelivery prepared;
-    out.status = sender::Prepare(sender::DeliverySource::FromBytes(bytes, options.id), options, out,
-                                 prepared);
+    out.status = sender::Prepare(sender::DeliverySource::FromBytes(bytes, options.id), options,
+                                 nullptr, out, prepared);
     if (!out.status.ok()) return out;
     sender::DeliveryRun run(*link_, nullptr, options, prepared, out, last_id_);
     out.status = run.Run();

@@ -6,6 +6,7 @@
 #include <iostream>
 
 #include "command.h"
+#include "common/hex.h"
 #include "outcome_text.h"
 #include "sender/test_seams.h"
 #include "writ/sender.h"
@@ -31,6 +32,7 @@ struct SendFlags {
   int64_t corrupt_chunk = -1;
   std::string identity;
   std::string source = "auto";
+  std::string digest;
 };
 
 Status BuildOptions(const SendFlags& f, SendOptions& o) {
@@ -55,6 +57,15 @@ Status BuildOptions(const SendFlags& f, SendOptions& o) {
   auto level = ParseCompletionLevel(f.level);
   if (!level.ok()) return Status::InvalidArgument("--level: " + level.status().message());
   o.level = *level;
+  if (!f.digest.empty()) {
+    auto digest = writ::FromHex(f.digest);
+    if (!digest.ok()) return Status::InvalidArgument("--digest: " + digest.status().message());
+    if (digest->size() != writ::DigestSize(o.rule)) {
+      return Status::InvalidArgument("--digest: " + std::to_string(digest->size()) + " bytes, " +
+                                     f.rule + " needs " + std::to_string(writ::DigestSize(o.rule)));
+    }
+    o.digest = std::move(digest).value();
+  }
   o.depth = f.depth;
   o.identity_dir = f.identity;
   o.max_attempts = f.attempts;
@@ -125,12 +136,15 @@ void RegisterSend(CLI::App& app, CommandContext& ctx) {
   cmd->add_option("--evidence", f->evidence, "write a writ.evidence/1 bundle to this file");
   cmd->add_option("--identity", f->identity,
                   "sender identity directory: signs the announce and the transport receipt");
+  cmd->add_option("--digest", f->digest,
+                  "the file's digest under --rule (hex), when known: announced, and the file is "
+                  "not digested again");
   cmd->add_option("--source", f->source,
                   "where writes read from: auto | zero-copy (the file's mapping) | staging (a "
                   "copy per chunk)")
       ->capture_default_str();
   cmd->add_option("--test-corrupt-chunk", f->corrupt_chunk,
-                  "fault injection: flip a byte of this chunk after announcing the digest")
+                  "fault injection: flip a byte of this chunk after digesting it")
       ->group("");  // hidden: for tests
   cmd->callback([f, &ctx] { ctx.exit_code = RunSend(*f); });
 }
