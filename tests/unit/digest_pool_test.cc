@@ -141,6 +141,7 @@ class NoWriter : public store::PayloadWriter {
  public:
   Status Write(uint64_t, std::span<const uint8_t>) override { return Status::Ok(); }
   Status Read(uint64_t, std::span<uint8_t>) override { return Status::Ok(); }
+  void SetDigest(std::vector<uint8_t>) override {}
   Result<store::RetentionEvidence> Commit(const std::vector<std::string>&) override {
     return store::RetentionEvidence{};
   }
