@@ -246,6 +246,50 @@ int RunServe(const ServeFlags& flags) {
   return AwaitStop(**receiver, stop_signals, *drain, options.on_store_event);
 }
 
+// Limits and timeouts: what one sender, one connection or one delivery may hold, and for how long.
+void AddLimitOptions(CLI::App& app, ServeFlags& flags) {
+  CLI::App* cmd = &app;
+  cmd->add_option("--max-message", flags.max_message, "largest control message (an announce too)")
+      ->capture_default_str();
+  cmd->add_option("--max-delivery", flags.max_delivery, "largest delivery")->capture_default_str();
+  cmd->add_option("--max-deliveries-per-sender", flags.max_deliveries_per_sender,
+                  "deliveries one sender may have in progress")
+      ->capture_default_str();
+  cmd->add_option("--max-windows-per-sender", flags.max_windows_per_sender,
+                  "windows one sender may hold at once")
+      ->capture_default_str();
+  cmd->add_option("--volatile-capacity", flags.volatile_capacity,
+                  "bytes all volatile deliveries may hold together; 0: half the host's memory "
+                  "(64GiB with --scratch)")
+      ->capture_default_str();
+  cmd->add_option("--max-connections", flags.max_connections,
+                  "control connections at once (when full, the one idle longest makes room)")
+      ->capture_default_str();
+  cmd->add_option("--max-connections-per-address", flags.max_connections_per_address,
+                  "control connections from one IP address at once")
+      ->capture_default_str();
+  cmd->add_option("--max-connections-per-sender", flags.max_connections_per_sender,
+                  "control connections one signed sender (its key) may hold at once")
+      ->capture_default_str();
+  cmd->add_option("--handshake-timeout", flags.handshake_timeout,
+                  "from connect to the sender's first message (500ms, 10s, 2m)")
+      ->capture_default_str();
+  cmd->add_option("--idle-timeout", flags.idle_timeout,
+                  "a connection with no delivery in progress and no message is closed after it")
+      ->capture_default_str();
+  cmd->add_option("--grant-unused-timeout", flags.grant_unused_timeout,
+                  "a delivery whose granted windows see no chunk land for this long is aborted "
+                  "(also bounds a delivery whose sender committed and left)")
+      ->capture_default_str();
+  cmd->add_option("--window-wait-timeout", flags.window_wait_timeout,
+                  "a delivery that waits this long for a window is refused: no window available")
+      ->capture_default_str();
+  cmd->add_option("--drain-timeout", flags.drain_timeout,
+                  "on SIGTERM/SIGINT: how long deliveries in progress may take to finish before "
+                  "they are aborted (a second signal exits at once)")
+      ->capture_default_str();
+}
+
 void RegisterServe(CLI::App& app, CommandContext& ctx) {
   auto flags = std::make_shared<ServeFlags>();
   CLI::App* cmd = app.add_subcommand("serve", "Run a receiver until SIGTERM/SIGINT");
@@ -290,45 +334,7 @@ void RegisterServe(CLI::App& app, CommandContext& ctx) {
       ->group("");
   cmd->add_option("--allow", flags->allow,
                   "file of allowed senders' public keys (hex, one a line); default: anyone");
-  cmd->add_option("--max-message", flags->max_message, "largest control message (an announce too)")
-      ->capture_default_str();
-  cmd->add_option("--max-delivery", flags->max_delivery, "largest delivery")->capture_default_str();
-  cmd->add_option("--max-deliveries-per-sender", flags->max_deliveries_per_sender,
-                  "deliveries one sender may have in progress")
-      ->capture_default_str();
-  cmd->add_option("--max-windows-per-sender", flags->max_windows_per_sender,
-                  "windows one sender may hold at once")
-      ->capture_default_str();
-  cmd->add_option("--volatile-capacity", flags->volatile_capacity,
-                  "bytes all volatile deliveries may hold together; 0: half the host's memory "
-                  "(64GiB with --scratch)")
-      ->capture_default_str();
-  cmd->add_option("--max-connections", flags->max_connections,
-                  "control connections at once (when full, the one idle longest makes room)")
-      ->capture_default_str();
-  cmd->add_option("--max-connections-per-address", flags->max_connections_per_address,
-                  "control connections from one IP address at once")
-      ->capture_default_str();
-  cmd->add_option("--max-connections-per-sender", flags->max_connections_per_sender,
-                  "control connections one signed sender (its key) may hold at once")
-      ->capture_default_str();
-  cmd->add_option("--handshake-timeout", flags->handshake_timeout,
-                  "from connect to the sender's first message (500ms, 10s, 2m)")
-      ->capture_default_str();
-  cmd->add_option("--idle-timeout", flags->idle_timeout,
-                  "a connection with no delivery in progress and no message is closed after it")
-      ->capture_default_str();
-  cmd->add_option("--grant-unused-timeout", flags->grant_unused_timeout,
-                  "a delivery whose granted windows see no chunk land for this long is aborted "
-                  "(also bounds a delivery whose sender committed and left)")
-      ->capture_default_str();
-  cmd->add_option("--window-wait-timeout", flags->window_wait_timeout,
-                  "a delivery that waits this long for a window is refused: no window available")
-      ->capture_default_str();
-  cmd->add_option("--drain-timeout", flags->drain_timeout,
-                  "on SIGTERM/SIGINT: how long deliveries in progress may take to finish before "
-                  "they are aborted (a second signal exits at once)")
-      ->capture_default_str();
+  AddLimitOptions(*cmd, *flags);
   cmd->callback([flags, &ctx] { ctx.exit_code = RunServe(*flags); });
 }
 
