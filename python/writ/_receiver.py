@@ -56,8 +56,8 @@ class Receiver:
     data        data directory: offers process-restart and power-loss retention; None:
                 volatile only
     out         directory where every retained delivery also appears as a file named by
-                its id (made a safe file name, see README "writ serve --out"), with NAME.receipts.json
-                beside it; None: none
+                its id (made a safe file name: README, "writ serve --out"), with
+                NAME.receipts.json beside it; None: none
     processing  callable(writ.Delivery), run on every validated delivery (whatever rung
                 its sender waits for); returning is success (the `processed`
                 receipt), raising refuses the delivery with the exception's name and
