@@ -1,8 +1,12 @@
 // `writ serve --out DIR` (ReceiverOptions::out_dir): a retained delivery appears as a file
 // named by its id, with its receipts beside it; an id that is not a safe file name stays
 // inside DIR; a file already there with other bytes is never overwritten.
+#include "receiver/out_dir.h"
+
 #include <gtest/gtest.h>
 
+#include <cctype>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -99,6 +103,63 @@ TEST(ServeOut, AnExistingFileWithOtherBytesIsNotOverwritten) {
   EXPECT_EQ(Contents(dir.File("out/report")), "the operator's own file\n");
   for (const json& r : sent.json["receipts"]) EXPECT_NE(r["rung"], "retained") << r.dump();
   EXPECT_EQ(Entries(dir.File("out")), (std::vector<std::string>{"report"}));
+}
+
+TEST(ServeOut, AFailedWriteRefusesNamingThePathAndErrno) {
+  REQUIRE_OR_FAIL(ProviderAvailable("tcp"), "the tcp provider cannot serve here");
+  TempDir dir;
+  std::filesystem::create_directory(dir.File("out"));
+  WritePatternFile(dir.File("data"), 6, 4096);
+  auto serve = Serve::Start("tcp", {"--identity", dir.File("id"), "--out", dir.File("out")});
+  ASSERT_TRUE(serve);
+  std::filesystem::remove(dir.File("out"));  // gone after the start-up check
+  CommandRun sent = Send(*serve, dir.File("data"), "lost");
+  EXPECT_NE(sent.exit_code, 0);
+  const std::string said = sent.out + sent.err;
+  EXPECT_NE(said.find(dir.File("out")), std::string::npos) << said;
+  EXPECT_NE(said.find("errno 2"), std::string::npos) << said;
+  for (const json& r : sent.json["receipts"]) EXPECT_NE(r["rung"], "retained") << r.dump();
+}
+
+TEST(ServeOut, AMissingDirectoryIsRefusedAtStart) {
+  TempDir dir;
+  CommandRun serve = RunWrit({"serve", "--listen", "127.0.0.1:0", "--provider", "tcp", "--identity",
+                              dir.File("id"), "--out", dir.File("missing")});
+  EXPECT_NE(serve.exit_code, 0);
+  EXPECT_NE(serve.err.find(dir.File("missing")), std::string::npos) << serve.err;
+}
+
+// Percent-decoding, the inverse of OutName.
+std::string Decode(const std::string& name) {
+  std::string id;
+  for (size_t i = 0; i < name.size(); ++i) {
+    if (name[i] != '%') {
+      id += name[i];
+      continue;
+    }
+    id += static_cast<char>(std::stoi(name.substr(i + 1, 2), nullptr, 16));
+    i += 2;
+  }
+  return id;
+}
+
+TEST(OutName, IsOneToOneAndNeverAPathHiddenOrAReceiptsFile) {
+  for (const std::string& id : std::vector<std::string>{
+           "plain-1.bin", ".", "..", "../x", "a/b", ".hidden", "%2F", "x.receipts.json",
+           "x.receipts%2Ejson", std::string("nul\0byte", 9), "\xff\x1b[2J", "caf\xc3\xa9"}) {
+    auto name = receiver::OutName(id);
+    ASSERT_TRUE(name.ok()) << id;
+    EXPECT_EQ(Decode(*name), id) << *name;
+    EXPECT_EQ(name->find('/'), std::string::npos) << *name;
+    EXPECT_NE(name->front(), '.') << *name;
+    EXPECT_FALSE(name->ends_with(".receipts.json")) << *name;
+    for (char c : *name)
+      EXPECT_TRUE(std::isalnum(static_cast<unsigned char>(c)) || std::strchr("._-%", c)) << *name;
+  }
+  EXPECT_EQ(*receiver::OutName("../x"), "%2E.%2Fx");
+  EXPECT_FALSE(receiver::OutName("").ok());
+  EXPECT_TRUE(receiver::OutName(std::string(241, 'a')).ok());
+  EXPECT_FALSE(receiver::OutName(std::string(242, 'a')).ok()) << "no room for .receipts.json";
 }
 
 }  // namespace
