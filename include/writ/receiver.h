@@ -82,7 +82,7 @@ struct ReceiverOptions {
   std::string data_dir;
   std::string scratch_dir;
   // Empty: none. Else every delivery retained also appears as OUT_DIR/<name> (its id made a
-  // safe file name, one-to-one; docs/cli.md "serve --out"), written atomically and synced
+  // safe file name, one-to-one; README, "writ serve --out"), written atomically and synced
   // as its retention class asks, with OUT_DIR/<name>.receipts.json beside it, before the
   // retained receipt goes out; an existing file with other bytes is a refusal.
   std::string out_dir;
