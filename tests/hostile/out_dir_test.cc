@@ -67,6 +67,25 @@ TEST(ServeOut, ADeliveryAppearsAsAFileWithItsReceipts) {
   EXPECT_EQ(again.exit_code, 0) << again.err;
 }
 
+// The synced path (fsync of the file and the directory) with a durable store beside it.
+TEST(ServeOut, APowerLossDeliveryAppearsToo) {
+  REQUIRE_OR_FAIL(ProviderAvailable("tcp"), "the tcp provider cannot serve here");
+  TempDir dir;
+  std::filesystem::create_directory(dir.File("out"));
+  std::filesystem::create_directory(dir.File("data-dir"));
+  WritePatternFile(dir.File("data"), 8, 1 << 20);
+  auto serve = Serve::Start("tcp", {"--identity", dir.File("id"), "--data", dir.File("data-dir"),
+                                    "--out", dir.File("out")});
+  ASSERT_TRUE(serve);
+  CommandRun sent = RunWrit({"send", dir.File("data"), "--to", serve->address(), "--id", "durable",
+                             "--retention", "power-loss", "--json"});
+  ASSERT_EQ(sent.exit_code, 0) << sent.err;
+  EXPECT_EQ(Contents(dir.File("out/durable")), Contents(dir.File("data")));
+  const json receipts = json::parse(Contents(dir.File("out/durable.receipts.json")));
+  EXPECT_EQ(receipts.back()["rung"], "retained");
+  EXPECT_EQ(receipts.back(), sent.json["receipts"].back());
+}
+
 TEST(ServeOut, UnsafeIdsMapToNamesInsideTheDirectory) {
   REQUIRE_OR_FAIL(ProviderAvailable("tcp"), "the tcp provider cannot serve here");
   TempDir dir;
