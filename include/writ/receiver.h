@@ -81,6 +81,11 @@ struct ReceiverOptions {
   // process-restart and power-loss deliveries are kept there (docs/retention.md).
   std::string data_dir;
   std::string scratch_dir;
+  // Empty: none. Else every delivery retained also appears as OUT_DIR/<name> (its id made a
+  // safe file name, one-to-one; README, "writ serve --out"), written atomically and synced
+  // as its retention class asks, with OUT_DIR/<name>.receipts.json beside it, before the
+  // retained receipt goes out; an existing file with other bytes is a refusal.
+  std::string out_dir;
   // Bytes all volatile deliveries may hold together; 0: half the host's memory when held in
   // memory, 64 GiB in a scratch directory.
   uint64_t volatile_capacity_bytes = 0;

@@ -76,7 +76,7 @@ class ReceiverHandle {
 struct StartArgs {
   std::string host;
   uint16_t port = 0;
-  std::string provider, data, identity, allow, receiver_id;
+  std::string provider, data, out, identity, allow, receiver_id;
   uint64_t max_delivery_bytes = 0, window_pool_bytes = 0, window_bytes = 0;
   uint64_t volatile_capacity_bytes = 0;
   py::object processing;
@@ -89,6 +89,7 @@ py::tuple Start(const StartArgs& args) {
   options.listen_port = args.port;
   options.provider = args.provider;
   options.data_dir = args.data;
+  options.out_dir = args.out;
   options.identity_dir = args.identity;
   options.allow_file = args.allow;
   options.receiver_id = args.receiver_id;
@@ -120,16 +121,16 @@ void BindReceiver(py::module_& m) {
       .def("shutdown", &ReceiverHandle::Shutdown, py::arg("drain"));
   m.def(
       "start_receiver",
-      [](std::string host, uint16_t port, std::string provider, std::string data,
+      [](std::string host, uint16_t port, std::string provider, std::string data, std::string out,
          std::string identity, std::string allow, std::string receiver_id,
          uint64_t max_delivery_bytes, uint64_t window_pool_bytes, uint64_t window_bytes,
          uint64_t volatile_capacity_bytes, py::object processing, std::string processing_name) {
-        return Start(StartArgs{host, port, provider, data, identity, allow, receiver_id,
+        return Start(StartArgs{host, port, provider, data, out, identity, allow, receiver_id,
                                max_delivery_bytes, window_pool_bytes, window_bytes,
                                volatile_capacity_bytes, processing, processing_name});
       },
-      py::arg("host"), py::arg("port"), py::arg("provider"), py::arg("data"), py::arg("identity"),
-      py::arg("allow"), py::arg("receiver_id"), py::arg("max_delivery_bytes"),
+      py::arg("host"), py::arg("port"), py::arg("provider"), py::arg("data"), py::arg("out"),
+      py::arg("identity"), py::arg("allow"), py::arg("receiver_id"), py::arg("max_delivery_bytes"),
       py::arg("window_pool_bytes"), py::arg("window_bytes"), py::arg("volatile_capacity_bytes"),
       py::arg("processing"), py::arg("processing_name"));
 }

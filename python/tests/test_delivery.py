@@ -1,6 +1,7 @@
 """Deliveries from Python: buffers without a copy, paths, processing steps, refusals."""
 
 import hashlib
+import json
 import threading
 
 import numpy as np
@@ -140,3 +141,20 @@ def test_threads_sharing_one_sender_take_turns(receiver_factory):
     assert errors == []
     assert [outcomes[i].digest for i in range(3)] == [
         hashlib.sha256(p).hexdigest() for p in payloads]
+
+
+def test_out_writes_each_retained_delivery_as_a_file_with_its_receipts(receiver_factory,
+                                                                       tmp_path):
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "taken").write_bytes(b"someone else's file")
+    payload = bytes(range(256)) * 16
+    with receiver_factory(out=out) as rx, writ.Sender(to=rx.address) as tx:
+        outcome = tx.send(payload, id="../frame", rule="sha256")
+        with pytest.raises(writ.RefusedError, match="conflicting id"):
+            tx.send(payload, id="taken", rule="sha256")
+    assert (out / "%2E.%2Fframe").read_bytes() == payload  # inside out/, never ../frame
+    assert not (tmp_path / "frame").exists()
+    receipts = json.loads((out / "%2E.%2Fframe.receipts.json").read_text())
+    assert receipts[-1] == outcome.receipt("retained")
+    assert (out / "taken").read_bytes() == b"someone else's file"

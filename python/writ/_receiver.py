@@ -55,6 +55,9 @@ class Receiver:
     provider    libfabric provider ("tcp", "shm", ...); None: the best available
     data        data directory: offers process-restart and power-loss retention; None:
                 volatile only
+    out         directory where every retained delivery also appears as a file named by
+                its id (made a safe file name: README, "writ serve --out"), with
+                NAME.receipts.json beside it; None: none
     processing  callable(writ.Delivery), run on every validated delivery (whatever rung
                 its sender waits for); returning is success (the `processed`
                 receipt), raising refuses the delivery with the exception's name and
@@ -62,13 +65,12 @@ class Receiver:
     identity    directory of the Ed25519 identity that signs receipts (created on first
                 start); None: DATA/identity, else ~/.local/state/writ/receiver
     allow       file of allowed sender public keys (hex, one a line); None: anyone
-    There is no `out=`: the C++ Receiver has no output-directory option.
     """
 
-    def __init__(self, listen="127.0.0.1:0", provider="tcp", data=None, processing=None,
-                 identity=None, allow=None, receiver_id=None, max_delivery_bytes=None,
-                 window_pool_bytes=None, window_bytes=None, volatile_capacity_bytes=None,
-                 processing_name=None):
+    def __init__(self, listen="127.0.0.1:0", provider="tcp", data=None, out=None,
+                 processing=None, identity=None, allow=None, receiver_id=None,
+                 max_delivery_bytes=None, window_pool_bytes=None, window_bytes=None,
+                 volatile_capacity_bytes=None, processing_name=None):
         host, port = _host_port(listen)
         step = None
         if processing is not None:
@@ -81,6 +83,7 @@ class Receiver:
         self._handle = checked(_writ.start_receiver(
             host=host, port=port, provider=provider or "",
             data=os.fspath(data) if data else "",
+            out=os.fspath(out) if out else "",
             identity=os.fspath(identity) if identity else "",
             allow=os.fspath(allow) if allow else "", receiver_id=receiver_id or "",
             max_delivery_bytes=max_delivery_bytes or 0,

@@ -10,6 +10,7 @@
 #include "receipt/signing.h"
 #include "receiver/admission.h"
 #include "receiver/held_delivery_writer.h"
+#include "receiver/out_dir.h"
 #include "receiver/peer_uid.h"
 #include "receiver/receiver_receipts.h"
 
@@ -509,6 +510,7 @@ Status Connection::Finish() {
     }
     WRIT_RETURN_IF_ERROR(SendReceipt(ProcessedReceipt(core_, ref, step.name)));
   }
+  if (Status out = PublishOut(a); !out.ok()) return RefuseOut(a.delivery_id, out);
   if (d.redelivery) return AnswerFromStore(a);
   auto evidence = d.writer().Commit(receipts_);
   if (!evidence.ok()) {
@@ -517,6 +519,11 @@ Status Connection::Finish() {
                   "retention failed: " + evidence.status().message());
   }
   WRIT_ASSIGN_OR_RETURN(const std::string json, Sign(RetainedReceipt(core_, ref, *evidence)));
+  std::vector<std::string> issued = receipts_;
+  issued.push_back(json);
+  if (Status out = PublishOutReceiptsOf(a, issued); !out.ok()) {
+    return RefuseOut(a.delivery_id, out);
+  }
   // The retained receipt is recorded with the delivery before it is sent; if that fails the
   // class was not reached (the store has undone the commit), and the sender is told so.
   if (Status recorded = core_.store->AppendReceipt(a.delivery_id, json); !recorded.ok()) {
@@ -544,6 +551,9 @@ Status Connection::AnswerFromStore(const protocol::Announce& a) {
                       " was validated but is no longer retained here (removed meanwhile); "
                       "send it again");
   }
+  if (Status out = PublishOutReceiptsOf(a, (*held)->receipts); !out.ok()) {
+    return RefuseOut(a.delivery_id, out);
+  }
   core_.shutdown.NoteDrained(a.delivery_id);
   for (const auto& json : (*held)->receipts) {
     auto receipt = ReceiptFromJson(json);
@@ -552,6 +562,29 @@ Status Connection::AnswerFromStore(const protocol::Announce& a) {
     }
   }
   return Status::Ok();
+}
+
+Status Connection::PublishOut(const protocol::Announce& a) {
+  if (core_.options.out_dir.empty()) return Status::Ok();
+  store::PayloadWriter& writer = delivery_->writer();
+  return PublishOutPayload(
+      core_.options.out_dir, a.delivery_id, a.bytes, a.retention == RetentionClass::kPowerLoss,
+      [&writer](uint64_t offset, std::span<uint8_t> out) { return writer.Read(offset, out); });
+}
+
+Status Connection::PublishOutReceiptsOf(const protocol::Announce& a,
+                                        const std::vector<std::string>& receipts) {
+  if (core_.options.out_dir.empty()) return Status::Ok();
+  return PublishOutReceipts(core_.options.out_dir, a.delivery_id, receipts,
+                            a.retention == RetentionClass::kPowerLoss);
+}
+
+// No receipt claims more than happened: an output that failed refuses the delivery.
+Status Connection::RefuseOut(const std::string& id, const Status& failed) {
+  EndDelivery();
+  const bool conflict = failed.code() == ErrorCode::kRefused;
+  return Refuse(id, conflict ? RefuseReason::kConflictingId : RefuseReason::kRetention,
+                "output failed: " + failed.message());
 }
 
 void Connection::EndDelivery() {

@@ -63,6 +63,12 @@ class Connection {
   Status GrantOne(const WindowPool::Window& window, uint16_t tag, Reservation slot);
   Status Finish();
   Status AnswerFromStore(const protocol::Announce& announce);
+  // ReceiverOptions::out_dir: the validated bytes, then the receipts, as files (out_dir.h);
+  // each Ok when there is no out_dir. A failure is refused by RefuseOut.
+  Status PublishOut(const protocol::Announce& announce);
+  Status PublishOutReceiptsOf(const protocol::Announce& announce,
+                              const std::vector<std::string>& receipts);
+  Status RefuseOut(const std::string& id, const Status& failed);
   // The handshake, idle, grant-unused and window-wait timeouts (ReceiverOptions).
   Status CheckTimeouts(bool& close);
   Status CheckDeliveryTimeouts(Clock::time_point now);

@@ -15,6 +15,7 @@
 #include "protocol/control_channel.h"
 #include "receipt/context.h"
 #include "receiver/connection.h"
+#include "receiver/out_dir.h"
 #include "receiver/receiver_core.h"
 #include "receiver/receiver_start.h"
 #include "receiver/test_seams.h"
@@ -138,6 +139,7 @@ Status ReceiverImpl::Init() {
   if (!opt.data_dir.empty()) {
     WRIT_ASSIGN_OR_RETURN(durable, OpenDurableStore(opt, store_faults_));
   }
+  if (!opt.out_dir.empty()) WRIT_RETURN_IF_ERROR(receiver::CheckOutDir(opt.out_dir));
   std::string identity_dir = opt.identity_dir;
   if (identity_dir.empty()) identity_dir = DefaultIdentityDir(opt.data_dir);
   auto identity = receipt::Identity::LoadOrCreate(identity_dir);

@@ -25,6 +25,7 @@ struct ServeFlags {
   std::string listen = "127.0.0.1:7233";
   std::string provider;
   std::string data;
+  std::string out;  // --out: every retained delivery also as a file here
   std::string window_pool = "256MiB";
   std::string window_size = "32MiB";
   std::string scratch;
@@ -217,6 +218,7 @@ int RunServe(const ServeFlags& flags) {
   options.listen_port = host_port->second;
   options.provider = flags.provider;
   options.data_dir = flags.data;
+  options.out_dir = flags.out;
   options.window_pool_bytes = *pool;
   options.window_bytes = std::min(*window, *pool);
   options.scratch_dir = flags.scratch;
@@ -299,6 +301,9 @@ void RegisterServe(CLI::App& app, CommandContext& ctx) {
       "--provider", flags->provider,
       "libfabric provider (tcp, tcp;ofi_rxm, shm, verbs, ...); default: best available");
   cmd->add_option("--data", flags->data, "data directory for durable retention");
+  cmd->add_option("--out", flags->out,
+                  "write every retained delivery as DIR/<id as a file name>, with "
+                  "DIR/<name>.receipts.json beside it");
   cmd->add_option("--window-pool", flags->window_pool, "memory for all windows together")
       ->capture_default_str();
   cmd->add_option("--window-size", flags->window_size, "one window; a chunk must fit in it")

@@ -1,0 +1,185 @@
+// `writ serve --out DIR` (ReceiverOptions::out_dir): a retained delivery appears as a file
+// named by its id, with its receipts beside it; an id that is not a safe file name stays
+// inside DIR; a file already there with other bytes is never overwritten.
+#include "receiver/out_dir.h"
+
+#include <gtest/gtest.h>
+
+#include <cctype>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "requirement.h"
+#include "writ_harness.h"
+
+namespace writ::testing {
+namespace {
+
+using json = nlohmann::json;
+
+std::string Contents(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+// Every entry of `dir`, by name.
+std::vector<std::string> Entries(const std::string& dir) {
+  std::vector<std::string> names;
+  for (const auto& e : std::filesystem::directory_iterator(dir)) {
+    names.push_back(e.path().filename().string());
+  }
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
+CommandRun Send(const Serve& serve, const std::string& file, const std::string& id) {
+  return RunWrit({"send", file, "--to", serve.address(), "--id", id, "--json"});
+}
+
+TEST(ServeOut, ADeliveryAppearsAsAFileWithItsReceipts) {
+  REQUIRE_OR_FAIL(ProviderAvailable("tcp"), "the tcp provider cannot serve here");
+  TempDir dir;
+  std::filesystem::create_directory(dir.File("out"));
+  WritePatternFile(dir.File("data"), 3, 3 << 20);
+  auto serve = Serve::Start("tcp", {"--identity", dir.File("id"), "--out", dir.File("out")});
+  ASSERT_TRUE(serve);
+  CommandRun sent = Send(*serve, dir.File("data"), "batch-7.bin");
+  ASSERT_EQ(sent.exit_code, 0) << sent.err;
+  EXPECT_EQ(Contents(dir.File("out/batch-7.bin")), Contents(dir.File("data")));
+  const json receipts = json::parse(Contents(dir.File("out/batch-7.bin.receipts.json")));
+  ASSERT_TRUE(receipts.is_array());
+  ASSERT_FALSE(receipts.empty());
+  EXPECT_EQ(receipts.back()["rung"], "retained");
+  // Every one is a receipt the receiver sent (the sender's output adds its own).
+  for (const json& r : receipts) {
+    const json& got = sent.json["receipts"];
+    EXPECT_NE(std::find(got.begin(), got.end(), r), got.end()) << r.dump();
+  }
+  EXPECT_EQ(Entries(dir.File("out")),
+            (std::vector<std::string>{"batch-7.bin", "batch-7.bin.receipts.json"}))
+      << "no temporary left behind";
+  // The same bytes again: the file is left as it is and the send succeeds.
+  CommandRun again = Send(*serve, dir.File("data"), "batch-7.bin");
+  EXPECT_EQ(again.exit_code, 0) << again.err;
+}
+
+// The synced path (fsync of the file and the directory) with a durable store beside it.
+TEST(ServeOut, APowerLossDeliveryAppearsToo) {
+  REQUIRE_OR_FAIL(ProviderAvailable("tcp"), "the tcp provider cannot serve here");
+  TempDir dir;
+  std::filesystem::create_directory(dir.File("out"));
+  std::filesystem::create_directory(dir.File("data-dir"));
+  WritePatternFile(dir.File("data"), 8, 1 << 20);
+  auto serve = Serve::Start("tcp", {"--identity", dir.File("id"), "--data", dir.File("data-dir"),
+                                    "--out", dir.File("out")});
+  ASSERT_TRUE(serve);
+  CommandRun sent = RunWrit({"send", dir.File("data"), "--to", serve->address(), "--id", "durable",
+                             "--retention", "power-loss", "--json"});
+  ASSERT_EQ(sent.exit_code, 0) << sent.err;
+  EXPECT_EQ(Contents(dir.File("out/durable")), Contents(dir.File("data")));
+  const json receipts = json::parse(Contents(dir.File("out/durable.receipts.json")));
+  EXPECT_EQ(receipts.back()["rung"], "retained");
+  EXPECT_EQ(receipts.back(), sent.json["receipts"].back());
+}
+
+TEST(ServeOut, UnsafeIdsMapToNamesInsideTheDirectory) {
+  REQUIRE_OR_FAIL(ProviderAvailable("tcp"), "the tcp provider cannot serve here");
+  TempDir dir;
+  std::filesystem::create_directories(dir.File("top/out"));
+  WritePatternFile(dir.File("data"), 4, 4096);
+  auto serve = Serve::Start("tcp", {"--identity", dir.File("id"), "--out", dir.File("top/out")});
+  ASSERT_TRUE(serve);
+  for (const std::string id : {"../x", "a/b", ".hidden", "x.receipts.json"}) {
+    CommandRun sent = Send(*serve, dir.File("data"), id);
+    EXPECT_EQ(sent.exit_code, 0) << id << ": " << sent.err;
+  }
+  EXPECT_EQ(Entries(dir.File("top/out")),
+            (std::vector<std::string>{"%2E.%2Fx", "%2E.%2Fx.receipts.json", "%2Ehidden",
+                                      "%2Ehidden.receipts.json", "a%2Fb", "a%2Fb.receipts.json",
+                                      "x.receipts%2Ejson", "x.receipts%2Ejson.receipts.json"}));
+  EXPECT_EQ(Entries(dir.File("top")), (std::vector<std::string>{"out"})) << "nothing outside";
+  EXPECT_EQ(Contents(dir.File("top/out/a%2Fb")), Contents(dir.File("data")));
+}
+
+TEST(ServeOut, AnExistingFileWithOtherBytesIsNotOverwritten) {
+  REQUIRE_OR_FAIL(ProviderAvailable("tcp"), "the tcp provider cannot serve here");
+  TempDir dir;
+  std::filesystem::create_directory(dir.File("out"));
+  std::ofstream(dir.File("out/report")) << "the operator's own file\n";
+  WritePatternFile(dir.File("data"), 5, 8192);
+  auto serve = Serve::Start("tcp", {"--identity", dir.File("id"), "--out", dir.File("out")});
+  ASSERT_TRUE(serve);
+  CommandRun sent = Send(*serve, dir.File("data"), "report");
+  EXPECT_NE(sent.exit_code, 0);
+  EXPECT_NE((sent.out + sent.err).find("conflicting id"), std::string::npos)
+      << sent.out << sent.err;
+  EXPECT_NE((sent.out + sent.err).find(dir.File("out/report")), std::string::npos)
+      << "names the file: " << sent.out << sent.err;
+  EXPECT_EQ(Contents(dir.File("out/report")), "the operator's own file\n");
+  for (const json& r : sent.json["receipts"]) EXPECT_NE(r["rung"], "retained") << r.dump();
+  EXPECT_EQ(Entries(dir.File("out")), (std::vector<std::string>{"report"}));
+}
+
+TEST(ServeOut, AFailedWriteRefusesNamingThePathAndErrno) {
+  REQUIRE_OR_FAIL(ProviderAvailable("tcp"), "the tcp provider cannot serve here");
+  TempDir dir;
+  std::filesystem::create_directory(dir.File("out"));
+  WritePatternFile(dir.File("data"), 6, 4096);
+  auto serve = Serve::Start("tcp", {"--identity", dir.File("id"), "--out", dir.File("out")});
+  ASSERT_TRUE(serve);
+  std::filesystem::remove(dir.File("out"));  // gone after the start-up check
+  CommandRun sent = Send(*serve, dir.File("data"), "lost");
+  EXPECT_NE(sent.exit_code, 0);
+  const std::string said = sent.out + sent.err;
+  EXPECT_NE(said.find(dir.File("out")), std::string::npos) << said;
+  EXPECT_NE(said.find("errno 2"), std::string::npos) << said;
+  for (const json& r : sent.json["receipts"]) EXPECT_NE(r["rung"], "retained") << r.dump();
+}
+
+TEST(ServeOut, AMissingDirectoryIsRefusedAtStart) {
+  TempDir dir;
+  CommandRun serve = RunWrit({"serve", "--listen", "127.0.0.1:0", "--provider", "tcp", "--identity",
+                              dir.File("id"), "--out", dir.File("missing")});
+  EXPECT_NE(serve.exit_code, 0);
+  EXPECT_NE(serve.err.find(dir.File("missing")), std::string::npos) << serve.err;
+}
+
+// Percent-decoding, the inverse of OutName.
+std::string Decode(const std::string& name) {
+  std::string id;
+  for (size_t i = 0; i < name.size(); ++i) {
+    if (name[i] != '%') {
+      id += name[i];
+      continue;
+    }
+    id += static_cast<char>(std::stoi(name.substr(i + 1, 2), nullptr, 16));
+    i += 2;
+  }
+  return id;
+}
+
+TEST(OutName, IsOneToOneAndNeverAPathHiddenOrAReceiptsFile) {
+  for (const std::string& id : std::vector<std::string>{
+           "plain-1.bin", ".", "..", "../x", "a/b", ".hidden", "%2F", "x.receipts.json",
+           "x.receipts%2Ejson", std::string("nul\0byte", 9), "\xff\x1b[2J", "caf\xc3\xa9"}) {
+    auto name = receiver::OutName(id);
+    ASSERT_TRUE(name.ok()) << id;
+    EXPECT_EQ(Decode(*name), id) << *name;
+    EXPECT_EQ(name->find('/'), std::string::npos) << *name;
+    EXPECT_NE(name->front(), '.') << *name;
+    EXPECT_FALSE(name->ends_with(".receipts.json")) << *name;
+    for (char c : *name)
+      EXPECT_TRUE(std::isalnum(static_cast<unsigned char>(c)) || std::strchr("._-%", c)) << *name;
+  }
+  EXPECT_EQ(*receiver::OutName("../x"), "%2E.%2Fx");
+  EXPECT_FALSE(receiver::OutName("").ok());
+  EXPECT_TRUE(receiver::OutName(std::string(241, 'a')).ok());
+  EXPECT_FALSE(receiver::OutName(std::string(242, 'a')).ok()) << "no room for .receipts.json";
+}
+
+}  // namespace
+}  // namespace writ::testing
