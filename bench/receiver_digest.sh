@@ -4,6 +4,7 @@
 # Usage: bench/receiver_digest.sh SIZE_MIB "RULES" "PROVIDERS" WRIT...
 #   bench/receiver_digest.sh 1024 "xxh3-128 sha256 sha256-tree-1MiB" "tcp shm" /tmp/before build/release/tools/writ/writ
 set -euo pipefail
+source "$(dirname "$0")/wait_line.sh"
 size_mib=$1 rules=$2 providers=$3
 shift 3
 work=$(mktemp -d /tmp/writ-digest-bench-XXXXXX)
@@ -29,10 +30,7 @@ for writ in "$@"; do
       "$writ" serve --listen 127.0.0.1:$port --provider "$provider" --identity "$work/id" \
         >"$work/serve.err" 2>&1 &
       serve=$!
-      until grep -q "listening on" "$work/serve.err"; do
-        kill -0 $serve 2>/dev/null || { cat "$work/serve.err" >&2; exit 1; }
-        sleep 0.1
-      done
+      wait_line "$work/serve.err" "listening on" 1 10 || { cat "$work/serve.err" >&2; exit 1; }
       before=$(cpu_s $serve) digest_before=$(digest_s $serve)
       start=$(date +%s.%N)
       if ! "$writ" send "$work/data" --to 127.0.0.1:$port --provider "$provider" --rule "$rule" \
