@@ -6,6 +6,7 @@
 #include <chrono>
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
 #include <optional>
 #include <span>
@@ -100,6 +101,11 @@ struct ReceiverOptions {
   // Which retained payloads the start-up recovery re-hashes: "all", "unsynced" (the
   // process-restart ones, which a power cut may have torn) or "none" (presence and size).
   std::string verify_on_start = "unsynced";
+  // Time-to-live per retention class (docs/retention.md, "Lifecycle"): a delivery retained
+  // at a class that has one is promised for at least that long after its commit (its
+  // retained receipt names the time) and removed by a background sweep once that time has
+  // passed (durable ones also at start). A class without one: held until removed.
+  std::map<RetentionClass, std::chrono::milliseconds> ttl;
   // With data_dir: the background scrub's rate, bytes per second (re-hashes every retained
   // payload in turn and quarantines what fails); 0: no scrub.
   uint64_t scrub_bytes_per_second = 0;
@@ -122,6 +128,15 @@ struct ShutdownSummary {
   bool deadline_passed = false;  // something was still in progress at the drain deadline
 };
 
+// What Receiver::Remove took out of the store.
+struct RemovedDelivery {
+  std::string id;
+  RetentionClass retention = RetentionClass::kVolatile;
+  uint64_t bytes = 0;
+  std::string held_until;  // RFC 3339: the time its receipt promised; empty: none promised
+  bool promise_broken = false;  // forced before that time
+};
+
 class WRIT_EXPORT Receiver {
  public:
   static Result<std::unique_ptr<Receiver>> Start(ReceiverOptions options);
@@ -135,6 +150,11 @@ class WRIT_EXPORT Receiver {
   virtual std::string public_key_hex() const = 0;
   // How many sender keys the allow list holds; 0 when anyone is admitted.
   virtual size_t allowed_senders() const = 0;
+  // Removes a retained delivery (any class): kNotFound naming the id when none is held;
+  // kRefused while its retained receipt still promises it (a time-to-live not yet passed)
+  // unless `force`. Durable removals are synced before this returns. Each removal is told
+  // to on_store_event as one line (id, class, bytes, why, a broken promise).
+  virtual Result<RemovedDelivery> Remove(const std::string& id, bool force) = 0;
   // Stops accepting, ends every connection, closes the fabric. Idempotent.
   virtual Status Stop() = 0;
   // A bounded, clean stop: new connections and announces are refused ("shutting down"),

@@ -19,6 +19,7 @@
 #include "receiver/receiver_core.h"
 #include "receiver/receiver_start.h"
 #include "receiver/test_seams.h"
+#include "store/expiry_sweeper.h"
 #include "store/fault_env.h"
 #include "store/routing_store.h"
 #include "store/volatile_store.h"
@@ -57,8 +58,11 @@ class ReceiverImpl : public Receiver {
   }
   Status Stop() override;
   Result<ShutdownSummary> Shutdown(std::chrono::milliseconds drain) override;
+  Result<RemovedDelivery> Remove(const std::string& id, bool force) override;
 
  private:
+  // Removes what expired while the receiver was down, then starts the expiry sweep.
+  Status StartExpirySweep();
   // Waits until every connection's thread has ended or `deadline` passed; true if all did.
   bool WaitForConnections(std::chrono::steady_clock::time_point deadline);
   size_t DeliveriesInProgress();
@@ -90,6 +94,7 @@ class ReceiverImpl : public Receiver {
   std::list<Running> conns_ GUARDED_BY(conns_mu_);
   bool stopped_ = false;
   std::string store_faults_;  // tests only: receiver/test_seams.h
+  std::unique_ptr<store::ExpirySweeper> sweeper_;  // after core_: stopped before its store
 };
 
 // The --data store, after its recovery; tells on_store_event what recovery found.
@@ -99,6 +104,7 @@ Result<std::unique_ptr<store::Store>> OpenDurableStore(const ReceiverOptions& op
   WRIT_ASSIGN_OR_RETURN(dopt.verify, store::ParseVerifyOnStart(opt.verify_on_start));
   dopt.log = opt.on_store_event;
   dopt.scrub_bytes_per_second = opt.scrub_bytes_per_second;
+  dopt.ttl = opt.ttl;
   store::FaultInjectionEnv* faults = nullptr;
   if (!store_faults.empty()) {
     auto env = store::FaultInjectionEnv::Parse(store_faults, store::Env::Default());
@@ -178,6 +184,8 @@ Status ReceiverImpl::Init() {
   volatile_options.reserve = opt.volatile_reserve_bytes;
   volatile_options.reserve_limit = opt.scratch_dir.empty() ? opt.volatile_reserve_limit_bytes : 0;
   volatile_options.on_event = opt.on_store_event;
+  if (auto ttl = opt.ttl.find(RetentionClass::kVolatile); ttl != opt.ttl.end())
+    volatile_options.ttl = ttl->second;
   WRIT_ASSIGN_OR_RETURN(std::unique_ptr<store::Store> volatile_store,
                         store::VolatileStore::Open(std::move(volatile_options)));
   if (durable) {
@@ -186,12 +194,38 @@ Status ReceiverImpl::Init() {
   } else {
     core_.store = std::move(volatile_store);
   }
+  WRIT_RETURN_IF_ERROR(StartExpirySweep());
 
   progress_ = std::make_unique<fabric::ProgressLoop>(
       *core_.node, [this](const fabric::WorkCompletion& r) { OnRecord(r); });
   core_.progress = progress_.get();
   WRIT_RETURN_IF_ERROR(StartThread(accept_thread_, "the accept thread", [this] { AcceptLoop(); }));
   return Status::Ok();
+}
+
+Status ReceiverImpl::StartExpirySweep() {
+  // Often enough that a delivery outlives its promised time by about a second at most.
+  constexpr auto kSweepPeriod = 1000ms;
+  (void)store::SweepExpired(*core_.store, store::NowUnixMs(), core_.options.on_store_event);
+  WRIT_ASSIGN_OR_RETURN(sweeper_, store::ExpirySweeper::Start(*core_.store, kSweepPeriod,
+                                                              core_.options.on_store_event));
+  return Status::Ok();
+}
+
+Result<RemovedDelivery> ReceiverImpl::Remove(const std::string& id, bool force) {
+  WRIT_ASSIGN_OR_RETURN(store::Removal removal,
+                        core_.store->Remove(id, force, store::NowUnixMs()));
+  if (core_.options.on_store_event) {
+    core_.options.on_store_event(store::RemovalLine(
+        removal, force ? "removed by Receiver::Remove (forced)" : "removed by Receiver::Remove"));
+  }
+  RemovedDelivery out;
+  out.id = removal.id;
+  out.retention = removal.retention;
+  out.bytes = removal.bytes;
+  if (removal.held_until_ms != 0) out.held_until = store::UnixMsRfc3339(removal.held_until_ms);
+  out.promise_broken = removal.promise_broken;
+  return out;
 }
 
 void ReceiverImpl::OnRecord(const fabric::WorkCompletion& record) {
@@ -310,6 +344,7 @@ Status ReceiverImpl::Stop() {
     }
     conns_.clear();
   }
+  sweeper_.reset();
   if (progress_) progress_->Stop();
   core_.progress = nullptr;
   progress_.reset();

@@ -74,8 +74,17 @@ Receipt RetainedReceipt(const ReceiverCore& core, const DeliveryRef& ref,
   p.survives = std::string(SurvivesName(ev.retention));
   p.promise_after_failure = ev.promise_after_failure;
   p.evidence = ev.evidence;
+  std::string held;
+  if (ev.held_until_ms != 0) {
+    // A time-to-live: the promise has an end, named in the receipt (docs/retention.md).
+    held = "held for at least " + store::TtlText(ev.ttl) + " after its commit, until " +
+           store::UnixMsRfc3339(ev.held_until_ms);
+    p.promise_after_failure +=
+        "; the delivery is " + held + " (its time-to-live); after that the receiver removes it";
+  }
   r.retention = p;
-  r.statement = "the validated delivery is retained with class " + p.retention;
+  r.statement = "the validated delivery is retained with class " + p.retention +
+                (held.empty() ? "" : ", " + held);
   r.does_not_establish = "survival of any failure beyond '" + p.survives + "'";
   return r;
 }

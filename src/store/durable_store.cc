@@ -182,6 +182,10 @@ class DurableWriter : public PayloadWriter {
   Result<RenameRecord> RenameIntoPlace();
   Result<SyncRecord> SyncPayloadDirectory();
   IndexRow RowFor(const std::vector<std::string>& receipts) const;
+  std::chrono::milliseconds Ttl() const {
+    auto it = store_.options_.ttl.find(retention_);
+    return it == store_.options_.ttl.end() ? std::chrono::milliseconds(0) : it->second;
+  }
   Result<IndexRecord> CommitRow(const std::vector<std::string>& receipts);
 
   DurableStore& store_;
@@ -207,6 +211,7 @@ class DurableWriter : public PayloadWriter {
   bool renamed_ = false;
   bool committed_ = false;
   uint64_t taken_ = 0;  // disk promised to this delivery so far (Placement)
+  uint64_t held_until_ = 0;  // the end of its time-to-live (Unix ms), set at the commit
 };
 
 // The sync sequence of docs/retention.md, a step at a time; each step's record says what it
@@ -220,7 +225,10 @@ Result<RetentionEvidence> DurableWriter::Commit(const std::vector<std::string>& 
   WRIT_ASSIGN_OR_RETURN(steps.rename, RenameIntoPlace());
   WRIT_ASSIGN_OR_RETURN(steps.directory_sync, SyncPayloadDirectory());
   WRIT_ASSIGN_OR_RETURN(steps.index, CommitRow(receipts));
-  return DescribeCommit(steps, meta_, StorePlace{store_.dir_, store_.fs_.type});
+  RetentionEvidence ev = DescribeCommit(steps, meta_, StorePlace{store_.dir_, store_.fs_.type});
+  ev.held_until_ms = held_until_;
+  ev.ttl = Ttl();
+  return ev;
 }
 
 Status DurableWriter::CheckCommittable() const {
@@ -301,11 +309,15 @@ IndexRow DurableWriter::RowFor(const std::vector<std::string>& receipts) const {
   row.state = RowState::kCommitted;
   row.committed_at = NowRfc3339Utc();
   row.sender = meta_.sender;
+  row.held_until_ms = held_until_;
   return row;
 }
 
 // 5. the index row, committed (synchronous=FULL for power-loss, NORMAL otherwise).
 Result<IndexRecord> DurableWriter::CommitRow(const std::vector<std::string>& receipts) {
+  // The time-to-live runs from the commit; the receipt promises the delivery until then.
+  const auto ttl = Ttl();
+  held_until_ = ttl.count() > 0 ? NowUnixMs() + static_cast<uint64_t>(ttl.count()) : 0;
   const IndexRow row = RowFor(receipts);
   IndexCommit commit;
   std::string replaced;
@@ -370,7 +382,7 @@ Result<std::unique_ptr<DurableStore>> DurableStore::Open(const std::string& dir,
   WRIT_ASSIGN_OR_RETURN(store->index_,
                         Index::Open(clean + "/" + kIndexFile, env, read_only, &created));
   if (created) WRIT_RETURN_IF_ERROR(env->SyncDir(clean).Annotate("after creating the index"));
-  if (read_only) return store;
+  if (read_only || !store->options_.recover) return store;
 
   RecoveryReport local;
   WRIT_RETURN_IF_ERROR(store->Recover(report ? report : &local));
@@ -694,6 +706,7 @@ Result<std::optional<RetainedDelivery>> DurableStore::Lookup(const std::string& 
   d.meta = DeliveryMeta{row->id, row->bytes, row->chunk_size, row->rule, row->digest, row->sender};
   d.retention = row->retention;
   d.receipts = row->receipts;
+  d.held_until_ms = row->held_until_ms;
   return std::optional<RetainedDelivery>(std::move(d));
 }
 
@@ -775,7 +788,9 @@ Result<std::unique_ptr<PayloadWriter>> DurableStore::Begin(const DeliveryMeta& m
     return Status::Retention("the durable store does not hold " +
                              std::string(writ::RetentionName(retention)) + " deliveries");
   }
-  if (options_.read_only) return Status::Unsupported("the store is open read-only");
+  if (options_.read_only || !options_.recover) {
+    return Status::Unsupported("the store is open read-only or for maintenance");
+  }
   if (retention == RetentionClass::kPowerLoss) {
     if (auto sticky = sticky_failure()) {
       return Status::Retention("power-loss retention refused: " + *sticky +
@@ -834,6 +849,44 @@ Status DurableStore::Read(const std::string& id, uint64_t offset, std::span<uint
   Status s = env_->ReadAt(fd, out, offset);
   (void)env_->Close(fd);
   return s;
+}
+
+Result<Removal> DurableStore::Remove(const std::string& id, bool force, uint64_t now_ms) {
+  if (options_.read_only) return Status::Unsupported("the store is open read-only");
+  MutexLock lock(quarantine_mu_);  // one removal or quarantine of a row at a time
+  WRIT_ASSIGN_OR_RETURN(auto row, Find(id));
+  if (!row) return Status::NotFound("no retained delivery " + id + " in " + dir_);
+  Removal removal{id, row->retention, row->bytes, row->held_until_ms, false, ""};
+  WRIT_RETURN_IF_ERROR(
+      CheckRemovable(id, row->held_until_ms, now_ms, force, &removal.promise_broken));
+  const uint64_t before = index_->sync_failures();
+  Status deleted = index_->Delete({id}, IndexSync::kFull, nullptr);
+  NoteIndexSyncs(before, "removal of " + id);
+  if (!deleted.ok()) {
+    return deleted.Annotate("removing " + id + " (it is still held: its row is in the index)");
+  }
+  // Dropped: nothing answers for it now. Its bytes go next; if that fails, the next
+  // recovery quarantines the file no row names.
+  if (!IsPayloadLocation(row->location)) return removal;  // never a file the store did not make
+  Status unlinked = env_->Remove(PathOf(row->location));
+  if (!unlinked.ok() && unlinked.sys_errno() != ENOENT) {
+    removal.note = "unlinking its payload " + row->location + " failed (" + unlinked.message() +
+                   "); the next start quarantines it";
+    return removal;
+  }
+  Status synced = env_->SyncDir(PathOf(kPayloadDir));
+  if (!synced.ok()) {
+    MarkSticky("fsync of directory " + std::string(kPayloadDir) + "/ failed (" +
+               synced.message() + ")");
+    removal.note = "fsync of payloads/ after the unlink failed (" + synced.message() +
+                   "): after a power loss the file may come back, and the next start "
+                   "quarantines it";
+  }
+  return removal;
+}
+
+Result<std::vector<std::string>> DurableStore::Expired(uint64_t now_ms) {
+  return index_->Expired(now_ms);
 }
 
 }  // namespace writ::store

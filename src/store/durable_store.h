@@ -47,6 +47,12 @@ struct DurableOptions {
   uint64_t reserve_bytes = 1 << 20;
   // The background scrub's rate (scrubber.h), bytes per second; 0: no scrub.
   uint64_t scrub_bytes_per_second = 0;
+  // Time-to-live of the process-restart and power-loss classes (lifecycle.h); a class
+  // missing here is held until removed.
+  TtlPolicy ttl;
+  // false: open for one maintenance command (`writ store rm`): the lock is taken, nothing
+  // is recovered, no scrub, Begin refused.
+  bool recover = true;
 };
 
 // What recovery found and did at start.
@@ -83,6 +89,11 @@ class DurableStore : public Store {
                                                RetentionClass retention) override;
   Status AppendReceipt(const std::string& id, const std::string& receipt_json) override;
   Status Read(const std::string& id, uint64_t offset, std::span<uint8_t> out) override;
+  // The row first (synchronous=FULL), then the payload's unlink and fsync(payloads/): a
+  // crash in between leaves a payload no row names (the next recovery quarantines it),
+  // never a row naming a missing payload; a failed index sync leaves it held.
+  Result<Removal> Remove(const std::string& id, bool force, uint64_t now_ms) override;
+  Result<std::vector<std::string>> Expired(uint64_t now_ms) override;
 
   // Retained (receipted) deliveries, oldest first.
   Result<std::vector<IndexRow>> List();

@@ -289,6 +289,7 @@ Result<std::unique_ptr<Index>> Index::Open(const std::string& path, Env* env, bo
       return Status::Io("cannot read the index " + path + ": " + sqlite3_errmsg(index->db_));
     }
     index->has_sender_ = index->HasColumn("sender");
+    index->has_held_until_ = index->HasColumn("held_until_ms");
     return index;
   }
   WRIT_RETURN_IF_ERROR(index->CreateSchema());
@@ -320,6 +321,12 @@ Status Index::CreateSchema() {
     WRIT_RETURN_IF_ERROR(Exec("ALTER TABLE deliveries ADD COLUMN sender TEXT NOT NULL DEFAULT ''"));
   }
   has_sender_ = true;
+  // Added later: the end of the delivery's time-to-live (Unix ms; rows from before: 0, none).
+  if (!HasColumn("held_until_ms")) {
+    WRIT_RETURN_IF_ERROR(
+        Exec("ALTER TABLE deliveries ADD COLUMN held_until_ms INTEGER NOT NULL DEFAULT 0"));
+  }
+  has_held_until_ = true;
   return Status::Ok();
 }
 
@@ -403,12 +410,13 @@ class Stmt {
   int rc_ = SQLITE_OK;
 };
 
-// An index opened read-only from before the sender column reads '' for it.
-std::string SelectRows(bool has_sender) {
+// An index opened read-only from before the sender or held_until_ms column reads '' or 0.
+std::string SelectRows(bool has_sender, bool has_held_until) {
   return std::string(
              "SELECT id, bytes, chunk_size, rule, digest, retention, location, receipts, state, "
              "committed_at, ") +
-         (has_sender ? "sender" : "''") + " FROM deliveries";
+         (has_sender ? "sender" : "''") + ", " + (has_held_until ? "held_until_ms" : "0") +
+         " FROM deliveries";
 }
 
 Result<IndexRow> RowFrom(Stmt& st) {
@@ -436,6 +444,7 @@ Result<IndexRow> RowFrom(Stmt& st) {
     return Status::Malformed("row " + row.id + " has unknown state '" + state + "'");
   row.committed_at = st.Col(9);
   row.sender = st.Col(10);
+  row.held_until_ms = st.ColInt(11);
   return row;
 }
 
@@ -449,7 +458,7 @@ std::string ReceiptsJson(const std::vector<std::string>& receipts) {
 
 Result<std::optional<IndexRow>> Index::Get(const std::string& id) {
   MutexLock lock(mu_);
-  Stmt st(db_, (SelectRows(has_sender_) + " WHERE id = ?1").c_str());
+  Stmt st(db_, (SelectRows(has_sender_, has_held_until_) + " WHERE id = ?1").c_str());
   if (st.prepared() != SQLITE_OK) return Fail("select", st.prepared());
   st.Text(1, id);
   const int rc = sqlite3_step(st.get());
@@ -462,7 +471,7 @@ Result<std::optional<IndexRow>> Index::Get(const std::string& id) {
 
 Result<std::vector<IndexRow>> Index::All() {
   MutexLock lock(mu_);
-  Stmt st(db_, (SelectRows(has_sender_) + " ORDER BY committed_at, id").c_str());
+  Stmt st(db_, (SelectRows(has_sender_, has_held_until_) + " ORDER BY committed_at, id").c_str());
   if (st.prepared() != SQLITE_OK) return Fail("select", st.prepared());
   std::vector<IndexRow> rows;
   for (;;) {
@@ -526,8 +535,8 @@ Status Index::Insert(const IndexRow& row, IndexSync mode, IndexCommit* commit,
     }
     Stmt st(db_,
             "INSERT OR REPLACE INTO deliveries (id, bytes, chunk_size, rule, digest, retention, "
-            "location, receipts, state, committed_at, sender)"
-            " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)");
+            "location, receipts, state, committed_at, sender, held_until_ms)"
+            " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)");
     if (st.prepared() != SQLITE_OK) return Fail("insert", st.prepared());
     st.Text(1, row.id);
     st.Int(2, row.bytes);
@@ -540,6 +549,7 @@ Status Index::Insert(const IndexRow& row, IndexSync mode, IndexCommit* commit,
     st.Text(9, RowStateName(row.state));
     st.Text(10, row.committed_at);
     st.Text(11, row.sender);
+    st.Int(12, row.held_until_ms);
     const int rc = sqlite3_step(st.get());
     if (rc != SQLITE_DONE) return Fail("insert", rc);
     return Status::Ok();
@@ -571,6 +581,24 @@ Status Index::AppendReceipt(const std::string& id, const std::string& receipt_js
     if (rc != SQLITE_DONE) return Fail("update", rc);
     return Status::Ok();
   });
+}
+
+Result<std::vector<std::string>> Index::Expired(uint64_t now_ms) {
+  MutexLock lock(mu_);
+  std::vector<std::string> ids;
+  if (!has_held_until_) return ids;  // an index from before time-to-lives promises none
+  Stmt st(db_,
+          "SELECT id FROM deliveries WHERE state = 'receipted' AND held_until_ms > 0 AND "
+          "held_until_ms <= ?1 ORDER BY held_until_ms");
+  if (st.prepared() != SQLITE_OK) return Fail("select", st.prepared());
+  st.Int(1, now_ms);
+  for (;;) {
+    const int rc = sqlite3_step(st.get());
+    if (rc == SQLITE_DONE) break;
+    if (rc != SQLITE_ROW) return Fail("select", rc);
+    ids.push_back(st.Col(0));
+  }
+  return ids;
 }
 
 Status Index::Delete(const std::vector<std::string>& ids, IndexSync mode, IndexCommit* commit) {

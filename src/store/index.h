@@ -51,6 +51,7 @@ struct IndexRow {
   RowState state = RowState::kCommitted;
   std::string committed_at;  // RFC 3339, UTC
   std::string sender;        // key id of the authenticated sender that delivered it, or ''
+  uint64_t held_until_ms = 0;  // its time-to-live ends then (Unix ms); 0: none promised
 };
 
 enum class IndexSync { kNormal, kFull };
@@ -89,6 +90,8 @@ class Index {
   // Appends a receipt and marks the row receipted, in one transaction.
   Status AppendReceipt(const std::string& id, const std::string& receipt_json, IndexSync mode,
                        IndexCommit* commit);
+  // Ids of receipted rows whose held_until_ms is set and not after `now_ms`.
+  Result<std::vector<std::string>> Expired(uint64_t now_ms);
   // Deletes rows in one transaction.
   Status Delete(const std::vector<std::string>& ids, IndexSync mode, IndexCommit* commit);
 
@@ -118,6 +121,7 @@ class Index {
   IndexCommit* recording_ GUARDED_BY(mu_) = nullptr;  // the commit whose syncs are being recorded
   std::atomic<uint64_t> sync_failures_{0};
   bool has_sender_ GUARDED_BY(mu_) = false;  // the index has the sender column (older ones do not)
+  bool has_held_until_ GUARDED_BY(mu_) = false;  // the index has the held_until_ms column
 };
 
 std::string RowStateName(RowState state);

@@ -27,4 +27,17 @@ Status RoutingStore::Read(const std::string& id, uint64_t offset, std::span<uint
   return volatile_->Read(id, offset, out);
 }
 
+Result<Removal> RoutingStore::Remove(const std::string& id, bool force, uint64_t now_ms) {
+  auto removed = durable_->Remove(id, force, now_ms);
+  if (removed.ok() || removed.status().code() != ErrorCode::kNotFound) return removed;
+  return volatile_->Remove(id, force, now_ms);
+}
+
+Result<std::vector<std::string>> RoutingStore::Expired(uint64_t now_ms) {
+  WRIT_ASSIGN_OR_RETURN(std::vector<std::string> ids, durable_->Expired(now_ms));
+  WRIT_ASSIGN_OR_RETURN(std::vector<std::string> more, volatile_->Expired(now_ms));
+  ids.insert(ids.end(), more.begin(), more.end());
+  return ids;
+}
+
 }  // namespace writ::store

@@ -24,6 +24,8 @@ class RoutingStore : public Store {
   }
   Status AppendReceipt(const std::string& id, const std::string& receipt_json) override;
   Status Read(const std::string& id, uint64_t offset, std::span<uint8_t> out) override;
+  Result<Removal> Remove(const std::string& id, bool force, uint64_t now_ms) override;
+  Result<std::vector<std::string>> Expired(uint64_t now_ms) override;
 
  private:
   Store& For(RetentionClass retention) const {

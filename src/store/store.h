@@ -3,6 +3,7 @@
 // it only after validation; an uncommitted delivery is never reported retained.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -10,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "store/lifecycle.h"
 #include "store/sync_steps.h"
 #include "writ/status.h"
 #include "writ/types.h"
@@ -35,12 +37,17 @@ struct RetentionEvidence {
   std::string promise_after_failure;
   std::string evidence;
   std::optional<SyncSteps> steps;  // the durable store's sync sequence, that `evidence` tells
+  // The class's time-to-live, when it has one: held at least until then (Unix ms), which
+  // the retained receipt promises. 0: no time promised.
+  uint64_t held_until_ms = 0;
+  std::chrono::milliseconds ttl{0};
 };
 
 struct RetainedDelivery {
   DeliveryMeta meta;
   RetentionClass retention = RetentionClass::kVolatile;
   std::vector<std::string> receipts;  // receipt JSON, in rung order
+  uint64_t held_until_ms = 0;         // promised until then (Unix ms); 0: no time promised
 };
 
 // One delivery being written. Dropping it without Commit discards the bytes.
@@ -85,6 +92,13 @@ class Store {
   virtual Status AppendReceipt(const std::string& id, const std::string& receipt_json) = 0;
   // Reads back retained bytes.
   virtual Status Read(const std::string& id, uint64_t offset, std::span<uint8_t> out) = 0;
+  // Removes a retained delivery (lifecycle.h): NotFound naming the id when none is held;
+  // Refused while its receipt's promised time (held_until_ms) is ahead of `now_ms`, unless
+  // forced. The durable store drops the row durably before it unlinks the payload, so a
+  // crash or a failed sync never leaves a row naming a missing payload.
+  virtual Result<Removal> Remove(const std::string& id, bool force, uint64_t now_ms) = 0;
+  // Ids of retained deliveries whose promised time has passed at `now_ms`.
+  virtual Result<std::vector<std::string>> Expired(uint64_t now_ms) = 0;
 };
 
 // Reads a retained delivery back through store.Read and hashes it: Ok, or Validation naming

@@ -105,23 +105,27 @@ class VolatileWriter : public PayloadWriter {
     entry.delivery.meta = meta_;
     entry.delivery.retention = RetentionClass::kVolatile;
     entry.delivery.receipts = receipts;
-    for (size_t i = 0; i < extents_.size() && entry.extents.size() == i; ++i) {
+    const uint64_t held_until =
+        store_.ttl_.count() > 0 ? NowUnixMs() + static_cast<uint64_t>(store_.ttl_.count()) : 0;
+    entry.delivery.held_until_ms = held_until;
+    entry.reserved = taken_;
+    auto mappings = std::make_shared<VolatileStore::Mappings>();
+    mappings->env = store_.env_;
+    for (size_t i = 0; i < extents_.size() && mappings->maps.size() == i; ++i) {
       auto mapped = store_.env_->MapShared(extents_[i], ExtentLength(i));
-      if (mapped.ok()) entry.extents.push_back(*mapped);
+      if (mapped.ok()) mappings->maps.emplace_back(*mapped, ExtentLength(i));
     }
-    Status inserted = entry.extents.size() == extents_.size()
-                          ? store_.Insert(entry)
-                          : Status::Io("volatile store: cannot map the memory of " + meta_.id);
-    if (!inserted.ok()) {
-      for (size_t i = 0; i < entry.extents.size(); ++i) {
-        (void)store_.env_->Unmap(entry.extents[i], ExtentLength(i));
-      }
-      return inserted;
-    }
+    const bool all_mapped = mappings->maps.size() == extents_.size();
+    entry.extents = std::move(mappings);  // unmapped with the entry if it is not inserted
+    WRIT_RETURN_IF_ERROR(all_mapped
+                             ? store_.Insert(std::move(entry))
+                             : Status::Io("volatile store: cannot map the memory of " + meta_.id));
     for (int fd : extents_) (void)store_.env_->Close(fd);  // the mappings keep the memory
     committed_ = true;                                     // the store owns the extents now
     RetentionEvidence ev;
     ev.retention = RetentionClass::kVolatile;
+    ev.held_until_ms = held_until;
+    ev.ttl = store_.ttl_;
     ev.acknowledged_point =
         store_.dir_.empty()
             ? std::string(placed_ > 0 ? "bytes placed by the transport directly into"
@@ -253,6 +257,7 @@ Result<std::unique_ptr<VolatileStore>> VolatileStore::Open(Options options, Env*
       new VolatileStore(std::move(options.scratch_dir), options.capacity, env));
   store->extent_bytes_ = options.extent_bytes;
   store->on_event_ = std::move(options.on_event);
+  store->ttl_ = options.ttl;
   store->reserve_extents_ =
       static_cast<size_t>((options.reserve + options.extent_bytes - 1) / options.extent_bytes);
   store->reserve_limit_extents_ = static_cast<size_t>(options.reserve_limit / options.extent_bytes);
@@ -274,11 +279,7 @@ VolatileStore::~VolatileStore() {
     (void)env_->Close(r.fd);
   }
   for (int fd : recycled_) (void)env_->Close(fd);
-  for (auto& [id, entry] : entries_) {
-    for (size_t i = 0; i < entry.extents.size(); ++i) {
-      (void)env_->Unmap(entry.extents[i], ExtentLength(entry.delivery.meta.bytes, i));
-    }
-  }
+  entries_.clear();  // unmaps what no read holds (none: the store is going)
 }
 
 size_t VolatileStore::ready_extents() {
@@ -476,20 +477,48 @@ Status VolatileStore::AppendReceipt(const std::string& id, const std::string& re
 }
 
 Status VolatileStore::Read(const std::string& id, uint64_t offset, std::span<uint8_t> out) {
-  std::vector<uint8_t*> extents;
+  std::shared_ptr<const Mappings> extents;
   uint64_t bytes = 0;
   {
     MutexLock lock(mu_);
     auto it = entries_.find(id);
     if (it == entries_.end()) return Status::NotFound("no retained delivery " + id);
-    extents = it->second.extents;  // retained entries are never removed while the store lives
+    extents = it->second.extents;  // kept mapped while this read runs, even if removed
     bytes = it->second.delivery.meta.bytes;
   }
   return ReadByExtent(id, bytes, offset, out,
                       [&](size_t i, uint64_t within, std::span<uint8_t> part) {
-                        std::memcpy(part.data(), extents[i] + within, part.size());
+                        std::memcpy(part.data(), extents->maps[i].first + within, part.size());
                         return Status::Ok();
                       });
+}
+
+Result<Removal> VolatileStore::Remove(const std::string& id, bool force, uint64_t now_ms) {
+  Removal removal;
+  {
+    MutexLock lock(mu_);
+    auto it = entries_.find(id);
+    if (it == entries_.end()) return Status::NotFound("no retained delivery " + id);
+    const RetainedDelivery& d = it->second.delivery;
+    WRIT_RETURN_IF_ERROR(CheckRemovable(id, d.held_until_ms, now_ms, force, &removal.promise_broken));
+    removal.id = id;
+    removal.retention = d.retention;
+    removal.bytes = d.meta.bytes;
+    removal.held_until_ms = d.held_until_ms;
+    reserved_ -= std::min(reserved_, it->second.reserved);
+    entries_.erase(it);
+  }
+  return removal;
+}
+
+Result<std::vector<std::string>> VolatileStore::Expired(uint64_t now_ms) {
+  MutexLock lock(mu_);
+  std::vector<std::string> ids;
+  for (const auto& [id, entry] : entries_) {
+    const uint64_t until = entry.delivery.held_until_ms;
+    if (until != 0 && until <= now_ms) ids.push_back(id);
+  }
+  return ids;
 }
 
 Status VolatileStore::ReadExtents(const std::vector<int>& extents, const std::string& id,

@@ -17,6 +17,8 @@
 #pragma once
 
 #include <algorithm>
+#include <chrono>
+#include <memory>
 #include <condition_variable>
 #include <functional>
 #include <map>
@@ -48,6 +50,9 @@ class VolatileStore : public Store {
     uint64_t extent_bytes = 64ull << 20;
     // Hears each time the reserve is full (again), and of each failure to fill it.
     std::function<void(const std::string&)> on_event;
+    // A time-to-live: each delivery is promised for at least this long (lifecycle.h);
+    // 0: held until removed.
+    std::chrono::milliseconds ttl{0};
   };
   static Result<std::unique_ptr<VolatileStore>> Open(Options options, Env* env = nullptr);
   // Extents of the reserve ready now.
@@ -67,14 +72,28 @@ class VolatileStore : public Store {
                                                RetentionClass retention) override;
   Status AppendReceipt(const std::string& id, const std::string& receipt_json) override;
   Status Read(const std::string& id, uint64_t offset, std::span<uint8_t> out) override;
+  // Drops the entry and gives its capacity back; its memory goes once no read holds it.
+  Result<Removal> Remove(const std::string& id, bool force, uint64_t now_ms) override;
+  Result<std::vector<std::string>> Expired(uint64_t now_ms) override;
 
  private:
   friend class VolatileWriter;
+  // A retained delivery's extents, each mapped (extent i, ExtentLength(bytes, i) bytes) and
+  // unmapped when the last holder lets go: a Read in progress keeps them while Remove drops
+  // the entry.
+  struct Mappings {
+    Env* env = nullptr;
+    std::vector<std::pair<uint8_t*, uint64_t>> maps;
+    ~Mappings() {
+      for (const auto& [at, length] : maps) (void)env->Unmap(at, length);
+    }
+  };
   // A retained delivery holds no file descriptor: each extent's file stays alive through
   // a shared mapping of it (a receiver holding many deliveries must not run out of fds).
   struct Entry {
     RetainedDelivery delivery;
-    std::vector<uint8_t*> extents;  // extent i mapped, ExtentLength(bytes, i) bytes
+    std::shared_ptr<const Mappings> extents;
+    uint64_t reserved = 0;  // of the capacity, given back when it is removed
   };
   uint64_t ExtentLength(uint64_t bytes, size_t i) const {
     return std::min(extent_bytes_, bytes - i * extent_bytes_);
@@ -114,6 +133,7 @@ class VolatileStore : public Store {
   }
 
   std::function<void(const std::string&)> on_event_;
+  std::chrono::milliseconds ttl_{0};
   size_t reserve_extents_ = 0;
   size_t reserve_limit_extents_ = 0;
   size_t grown_extents_ GUARDED_BY(mu_) = 0;  // whole extents of the largest delivery announced
