@@ -16,6 +16,8 @@
 #include "common/thread.h"
 #include "protocol/control_channel.h"
 #include "receiver/test_seams.h"
+#include "store/lifecycle.h"
+#include "writ/vocabulary.h"
 #include "writ/receiver.h"
 
 namespace writ::cli {
@@ -32,6 +34,7 @@ struct ServeFlags {
   std::string volatile_reserve = "auto";
   std::string verify_on_start = "unsynced";  // with --data: what recovery re-hashes
   std::string scrub_rate = "16MiB";          // with --data: the background scrub, per second
+  std::vector<std::string> ttl;              // CLASS=DURATION, per retention class
   std::string test_store_faults;             // tests only
   std::string identity;
   std::string allow;
@@ -116,12 +119,20 @@ sigset_t PrepareProcess() {
   return stop_signals;
 }
 
-// The --data related options: what recovery re-hashes, the scrub.
+// The --data related options: what recovery re-hashes, the scrub; the time-to-lives.
 Status StoreOptions(const ServeFlags& flags, ReceiverOptions& options) {
   auto scrub_rate = ParseSize(flags.scrub_rate);
   if (!scrub_rate.ok()) return scrub_rate.status().Annotate("--scrub-rate");
   options.verify_on_start = flags.verify_on_start;
   options.scrub_bytes_per_second = *scrub_rate;
+  for (const std::string& ttl : flags.ttl) {
+    auto parsed = store::ParseClassTtl(ttl);
+    if (!parsed.ok()) return parsed.status().Annotate("--ttl");
+    if (!options.ttl.emplace(parsed->first, parsed->second).second) {
+      return Status::InvalidArgument("--ttl: " + std::string(RetentionName(parsed->first)) +
+                                     " is given more than once");
+    }
+  }
   return Status::Ok();
 }
 
@@ -333,6 +344,12 @@ void RegisterServe(CLI::App& app, CommandContext& ctx) {
                   "with --data: bytes per second the background scrub re-hashes retained payloads "
                   "at (quarantining any that fail); 0: no scrub")
       ->capture_default_str();
+  cmd->add_option("--ttl", flags->ttl,
+                  "CLASS=DURATION (repeatable, e.g. --ttl volatile=10m --ttl process-restart=7d): "
+                  "deliveries of that class are promised for at least DURATION (90s, 10m, 12h, "
+                  "7d), their retained receipt says until when, and are removed once it passed; "
+                  "default: held until removed (writ store rm)")
+      ->allow_extra_args(false);
   // Tests only (tests/faults): fail chosen file-system calls of the durable store.
   cmd->add_option("--test-store-faults", flags->test_store_faults,
                   "OP@N=ERR,...: see src/store/fault_env.h")

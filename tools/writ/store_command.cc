@@ -1,9 +1,9 @@
-// `writ store ls|cat|check|quarantine --data DIR`: offline access to a receiver's
+// `writ store ls|cat|check|rm|quarantine --data DIR`: offline access to a receiver's
 // data directory, whether the receiver runs or not. ls, cat, check and
 // `quarantine ls` open the index read-only, run no recovery, take no lock and
-// write nothing (SQLite's WAL lets them read while a serve writes). `quarantine
-// purge` deletes, so it takes the directory's lock and refuses (exit 6) while a
-// serve or another writing command holds it.
+// write nothing (SQLite's WAL lets them read while a serve writes). `rm` and
+// `quarantine purge` delete, so they take the directory's lock and refuse (exit 6)
+// while a serve or another writing command holds it.
 #include <unistd.h>
 
 #include <cerrno>
@@ -34,6 +34,7 @@ struct StoreFlags {
   std::string key;                 // check: the issuer's public key (hex) receipts must name
   std::vector<std::string> names;  // quarantine purge: which files (none: all)
   bool json = false;
+  bool force = false;  // rm: even before the time its receipt promised
 };
 
 Result<std::unique_ptr<store::DurableStore>> OpenReadOnly(const std::string& dir) {
@@ -242,6 +243,65 @@ int RunQuarantinePurge(const StoreFlags& f) {
   return kExitOk;
 }
 
+// rm opens the directory to write (its lock, no recovery): only a data directory that
+// exists, never one created by the attempt.
+Result<std::unique_ptr<store::DurableStore>> OpenForRemoval(const std::string& dir) {
+  auto index = store::Env::Default()->Stat(dir + "/" + store::kIndexFile);
+  if (!index.ok()) {
+    return Status::InvalidArgument("cannot open the data directory " + dir + ": it has no " +
+                                   store::kIndexFile + " (not a writ data directory)");
+  }
+  store::DurableOptions options;
+  options.recover = false;
+  options.log = [](const std::string& line) { std::cerr << "writ: " << Printable(line) << '\n'; };
+  return store::DurableStore::Open(dir, options);
+}
+
+int RunRm(const StoreFlags& f) {
+  auto store = OpenForRemoval(f.data);
+  if (!store.ok()) return ReportError(store.status());
+  auto removal = (*store)->Remove(f.id, f.force, store::NowUnixMs());
+  if (!removal.ok()) {
+    if (removal.status().code() == ErrorCode::kNotFound) {
+      return ReportError(Status::NotFound(f.id + " is not retained in " + (*store)->dir()));
+    }
+    return ReportError(removal.status());
+  }
+  // The log line (stderr, as a serve logs it), then the answer.
+  std::cerr << "writ: "
+            << Printable(store::RemovalLine(*removal, f.force ? "removed by writ store rm --force"
+                                                               : "removed by writ store rm"))
+            << std::endl;
+  if (f.json) {
+    std::cout << json{{"removed", removal->id},
+                      {"retention", writ::RetentionName(removal->retention)},
+                      {"bytes", removal->bytes},
+                      {"promise_broken", removal->promise_broken}}
+                     .dump(2)
+              << std::endl;
+  } else {
+    std::cout << "removed " << Printable(removal->id) << " (" << removal->bytes << " bytes, "
+              << writ::RetentionName(removal->retention) << ") from "
+              << Printable((*store)->dir()) << std::endl;
+  }
+  return kExitOk;
+}
+
+void RegisterRm(CLI::App& store, CommandContext& ctx) {
+  auto rm = std::make_shared<StoreFlags>();
+  CLI::App* rm_cmd = store.add_subcommand(
+      "rm",
+      "Remove one retained delivery (row, then payload, synced); refused (exit 6) while a "
+      "serve runs on the directory, and (exit 3) before the time its receipt promised");
+  rm_cmd->add_option("ID", rm->id, "delivery id")->required();
+  rm_cmd->add_option("--data", rm->data, "the receiver's data directory")->required();
+  rm_cmd->add_flag("--force", rm->force,
+                   "remove it even before the time its retained receipt promised (a TTL); the "
+                   "log line says the promise was broken");
+  rm_cmd->add_flag("--json", rm->json, "print one JSON document");
+  rm_cmd->callback([rm, &ctx] { ctx.exit_code = RunRm(*rm); });
+}
+
 void RegisterQuarantine(CLI::App& store, CommandContext& ctx) {
   CLI::App* q = store.add_subcommand(
       "quarantine",
@@ -292,6 +352,7 @@ void RegisterStore(CLI::App& app, CommandContext& ctx) {
                         "the issuer's public key (hex): every stored receipt must be signed by it "
                         "(default: by the key it names, the same for all)");
   check_cmd->callback([check, &ctx] { ctx.exit_code = RunCheck(*check); });
+  RegisterRm(*store, ctx);
   RegisterQuarantine(*store, ctx);
 }
 
