@@ -133,7 +133,7 @@ struct RemovedDelivery {
   std::string id;
   RetentionClass retention = RetentionClass::kVolatile;
   uint64_t bytes = 0;
-  std::string held_until;  // RFC 3339: the time its receipt promised; empty: none promised
+  std::string held_until;       // RFC 3339: the time its receipt promised; empty: none promised
   bool promise_broken = false;  // forced before that time
 };
 

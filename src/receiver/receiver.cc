@@ -93,7 +93,7 @@ class ReceiverImpl : public Receiver {
   };
   std::list<Running> conns_ GUARDED_BY(conns_mu_);
   bool stopped_ = false;
-  std::string store_faults_;  // tests only: receiver/test_seams.h
+  std::string store_faults_;                       // tests only: receiver/test_seams.h
   std::unique_ptr<store::ExpirySweeper> sweeper_;  // after core_: stopped before its store
 };
 
@@ -213,8 +213,7 @@ Status ReceiverImpl::StartExpirySweep() {
 }
 
 Result<RemovedDelivery> ReceiverImpl::Remove(const std::string& id, bool force) {
-  WRIT_ASSIGN_OR_RETURN(store::Removal removal,
-                        core_.store->Remove(id, force, store::NowUnixMs()));
+  WRIT_ASSIGN_OR_RETURN(store::Removal removal, core_.store->Remove(id, force, store::NowUnixMs()));
   if (core_.options.on_store_event) {
     core_.options.on_store_event(store::RemovalLine(
         removal, force ? "removed by Receiver::Remove (forced)" : "removed by Receiver::Remove"));

@@ -210,7 +210,7 @@ class DurableWriter : public PayloadWriter {
   uint64_t direct_bytes_ = 0;
   bool renamed_ = false;
   bool committed_ = false;
-  uint64_t taken_ = 0;  // disk promised to this delivery so far (Placement)
+  uint64_t taken_ = 0;       // disk promised to this delivery so far (Placement)
   uint64_t held_until_ = 0;  // the end of its time-to-live (Unix ms), set at the commit
 };
 
@@ -876,8 +876,8 @@ Result<Removal> DurableStore::Remove(const std::string& id, bool force, uint64_t
   }
   Status synced = env_->SyncDir(PathOf(kPayloadDir));
   if (!synced.ok()) {
-    MarkSticky("fsync of directory " + std::string(kPayloadDir) + "/ failed (" +
-               synced.message() + ")");
+    MarkSticky("fsync of directory " + std::string(kPayloadDir) + "/ failed (" + synced.message() +
+               ")");
     removal.note = "fsync of payloads/ after the unlink failed (" + synced.message() +
                    "): after a power loss the file may come back, and the next start "
                    "quarantines it";

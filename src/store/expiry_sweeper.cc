@@ -7,7 +7,8 @@ namespace writ::store {
 uint64_t SweepExpired(Store& store, uint64_t now_ms, const StoreLog& log) {
   auto expired = store.Expired(now_ms);
   if (!expired.ok()) {
-    if (log) log("store: expiry sweep cannot list expired deliveries: " + expired.status().message());
+    if (log)
+      log("store: expiry sweep cannot list expired deliveries: " + expired.status().message());
     return 0;
   }
   uint64_t removed = 0;

@@ -23,7 +23,8 @@ uint64_t SweepExpired(Store& store, uint64_t now_ms, const StoreLog& log);
 class ExpirySweeper {
  public:
   // Sweeps `store` every `period` on a thread until destroyed; `store` outlives it.
-  static Result<std::unique_ptr<ExpirySweeper>> Start(Store& store, std::chrono::milliseconds period,
+  static Result<std::unique_ptr<ExpirySweeper>> Start(Store& store,
+                                                      std::chrono::milliseconds period,
                                                       StoreLog log);
   ~ExpirySweeper();
   ExpirySweeper(const ExpirySweeper&) = delete;

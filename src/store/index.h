@@ -49,8 +49,8 @@ struct IndexRow {
   std::string location;  // relative to the data directory, e.g. "payloads/p000000000000002a.dat"
   std::vector<std::string> receipts;
   RowState state = RowState::kCommitted;
-  std::string committed_at;  // RFC 3339, UTC
-  std::string sender;        // key id of the authenticated sender that delivered it, or ''
+  std::string committed_at;    // RFC 3339, UTC
+  std::string sender;          // key id of the authenticated sender that delivered it, or ''
   uint64_t held_until_ms = 0;  // its time-to-live ends then (Unix ms); 0: none promised
 };
 

@@ -500,7 +500,8 @@ Result<Removal> VolatileStore::Remove(const std::string& id, bool force, uint64_
     auto it = entries_.find(id);
     if (it == entries_.end()) return Status::NotFound("no retained delivery " + id);
     const RetainedDelivery& d = it->second.delivery;
-    WRIT_RETURN_IF_ERROR(CheckRemovable(id, d.held_until_ms, now_ms, force, &removal.promise_broken));
+    WRIT_RETURN_IF_ERROR(
+        CheckRemovable(id, d.held_until_ms, now_ms, force, &removal.promise_broken));
     removal.id = id;
     removal.retention = d.retention;
     removal.bytes = d.meta.bytes;

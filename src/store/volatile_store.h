@@ -18,10 +18,10 @@
 
 #include <algorithm>
 #include <chrono>
-#include <memory>
 #include <condition_variable>
 #include <functional>
 #include <map>
+#include <memory>
 #include <thread>
 #include <vector>
 

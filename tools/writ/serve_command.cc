@@ -17,8 +17,8 @@
 #include "protocol/control_channel.h"
 #include "receiver/test_seams.h"
 #include "store/lifecycle.h"
-#include "writ/vocabulary.h"
 #include "writ/receiver.h"
+#include "writ/vocabulary.h"
 
 namespace writ::cli {
 namespace {

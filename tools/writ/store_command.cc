@@ -270,7 +270,7 @@ int RunRm(const StoreFlags& f) {
   // The log line (stderr, as a serve logs it), then the answer.
   std::cerr << "writ: "
             << Printable(store::RemovalLine(*removal, f.force ? "removed by writ store rm --force"
-                                                               : "removed by writ store rm"))
+                                                              : "removed by writ store rm"))
             << std::endl;
   if (f.json) {
     std::cout << json{{"removed", removal->id},
@@ -281,8 +281,8 @@ int RunRm(const StoreFlags& f) {
               << std::endl;
   } else {
     std::cout << "removed " << Printable(removal->id) << " (" << removal->bytes << " bytes, "
-              << writ::RetentionName(removal->retention) << ") from "
-              << Printable((*store)->dir()) << std::endl;
+              << writ::RetentionName(removal->retention) << ") from " << Printable((*store)->dir())
+              << std::endl;
   }
   return kExitOk;
 }
