@@ -84,6 +84,31 @@ TEST_F(QueryDeliveryTest, AnIdTheReceiverDoesNotHoldIsNotRetained) {
   EXPECT_TRUE(held->receipts.empty());
 }
 
+TEST_F(QueryDeliveryTest, ADeliveryRemovedThroughTheApiIsNotRetained) {
+  const std::string path = dir_.File("payload");
+  std::ofstream(path) << std::string(70000, 'r');
+  SendOptions send;
+  send.to = receiver_->listen_address();
+  send.id = "gone-1";
+  send.retention = RetentionClass::kVolatile;
+  send.identity_dir = dir_.File("asker");
+  ASSERT_TRUE(Send(path, send).status.ok());
+  ASSERT_TRUE(QueryDelivery("gone-1", Options())->retained);
+
+  auto removed = receiver_->Remove("gone-1", /*force=*/false);
+  ASSERT_TRUE(removed.ok()) << removed.status().ToString();
+  EXPECT_EQ(removed->bytes, 70000u);
+  EXPECT_EQ(removed->retention, RetentionClass::kVolatile);
+  EXPECT_TRUE(removed->held_until.empty()) << "no time-to-live was promised";
+  auto held = QueryDelivery("gone-1", Options());
+  ASSERT_TRUE(held.ok()) << held.status().ToString();
+  EXPECT_FALSE(held->retained);
+  auto again = receiver_->Remove("gone-1", false);
+  ASSERT_FALSE(again.ok());
+  EXPECT_EQ(again.status().code(), ErrorCode::kNotFound);
+  EXPECT_NE(again.status().message().find("gone-1"), std::string::npos);
+}
+
 TEST_F(QueryDeliveryTest, ABadAddressIsAnInvalidArgument) {
   QueryOptions o = Options();
   o.to = "no-port-here";
