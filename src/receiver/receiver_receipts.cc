@@ -80,7 +80,8 @@ Receipt RetainedReceipt(const ReceiverCore& core, const DeliveryRef& ref,
     held = "held for at least " + store::TtlText(ev.ttl) + " after its commit, until " +
            store::UnixMsRfc3339(ev.held_until_ms);
     p.promise_after_failure +=
-        "; the delivery is " + held + " (its time-to-live); after that the receiver removes it";
+        "; unless a failure it does not survive ends it first, the delivery is " + held +
+        " (its time-to-live), and after that the receiver removes it";
   }
   r.retention = p;
   r.statement = "the validated delivery is retained with class " + p.retention +

@@ -254,7 +254,15 @@ Result<std::unique_ptr<store::DurableStore>> OpenForRemoval(const std::string& d
   store::DurableOptions options;
   options.recover = false;
   options.log = [](const std::string& line) { std::cerr << "writ: " << Printable(line) << '\n'; };
-  return store::DurableStore::Open(dir, options);
+  auto opened = store::DurableStore::Open(dir, options);
+  if (!opened.ok() &&
+      opened.status().message().find("in use by another writ process") != std::string::npos) {
+    return Status::Retention(opened.status().message() +
+                             "; writ store rm does not go through a running serve: stop it "
+                             "first, or remove through the program that embeds the receiver "
+                             "(Receiver::Remove)");
+  }
+  return opened;
 }
 
 int RunRm(const StoreFlags& f) {
