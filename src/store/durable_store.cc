@@ -863,7 +863,8 @@ Result<Removal> DurableStore::Remove(const std::string& id, bool force, uint64_t
   Status deleted = index_->Delete({id}, IndexSync::kFull, nullptr);
   NoteIndexSyncs(before, "removal of " + id);
   if (!deleted.ok()) {
-    return deleted.Annotate("removing " + id + " (it is still held: its row is in the index)");
+    const std::string why = deleted.message();
+    return Status::Retention("removing " + id + " failed; it is still held: " + why);
   }
   // Dropped: nothing answers for it now. Its bytes go next; if that fails, the next
   // recovery quarantines the file no row names.
