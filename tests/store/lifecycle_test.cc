@@ -116,7 +116,8 @@ TEST(Lifecycle, AFailedIndexSyncDuringRemovalLeavesTheDeliveryHeldAndReadable) {
 
   auto removal = store->Remove("h", false, NowUnixMs());
   ASSERT_FALSE(removal.ok());
-  EXPECT_EQ(removal.status().code(), ErrorCode::kRetention) << "writ store rm: exit 6";
+  EXPECT_EQ(removal.status().code(), ErrorCode::kRetention)
+      << "writ store rm: exit 6; " << removal.status().ToString();
   EXPECT_THAT(removal.status().message(), HasSubstr("it is still held"));
   EXPECT_EQ(fe->injected(), 1u);
   auto held = store->LookupVerified("h");
