@@ -475,6 +475,11 @@ Status VolatileStore::AppendReceipt(const std::string& id, const std::string& re
   return Status::Ok();
 }
 
+uint64_t VolatileStore::used_bytes() const {
+  MutexLock lock(mu_);
+  return reserved_;
+}
+
 Status VolatileStore::Read(const std::string& id, uint64_t offset, std::span<uint8_t> out) {
   std::vector<uint8_t*> extents;
   uint64_t bytes = 0;

@@ -67,6 +67,9 @@ class VolatileStore : public Store {
                                                RetentionClass retention) override;
   Status AppendReceipt(const std::string& id, const std::string& receipt_json) override;
   Status Read(const std::string& id, uint64_t offset, std::span<uint8_t> out) override;
+  // The capacity, and how much of it is taken now (for metrics).
+  uint64_t capacity() const { return capacity_; }
+  uint64_t used_bytes() const;
 
  private:
   friend class VolatileWriter;
@@ -127,7 +130,7 @@ class VolatileStore : public Store {
   std::string dir_;
   uint64_t capacity_;
   Env* env_;
-  Mutex mu_;
+  mutable Mutex mu_;
   uint64_t reserved_ GUARDED_BY(mu_) = 0;
   std::map<std::string, Entry> entries_ GUARDED_BY(mu_);
 };
