@@ -1,5 +1,6 @@
 #include "receiver/metrics.h"
 
+#include <algorithm>
 #include <cstdio>
 
 #include "writ/vocabulary.h"
@@ -125,8 +126,9 @@ void Metrics::RenderRefusals(std::string& out) const {
   for (size_t i = 0; i < refusals_.size(); ++i) {
     const auto reason = static_cast<protocol::RefuseReason>(i);
     if (!protocol::IsKnown(reason)) continue;
-    Sample(out, "writ_refusals_total", Label("reason", protocol::RefuseReasonName(reason)),
-           refusals_[i].load(kRelaxed));
+    std::string name(protocol::RefuseReasonName(reason));  // "conflicting id": conflicting_id
+    std::replace(name.begin(), name.end(), ' ', '_');
+    Sample(out, "writ_refusals_total", Label("reason", name), refusals_[i].load(kRelaxed));
   }
   Header(out, "writ_scrub_results_total", "counter",
          "Retained deliveries the background scrub re-hashed, by result.");
