@@ -28,15 +28,29 @@ std::string Response(const char* status, const char* type, const std::string& bo
   return out;
 }
 
+// Waits until `fd` is ready for `events`; false at the deadline or once `wake` is readable
+// (the server stops: a slow client does not hold it).
+bool WaitFor(int fd, short events, int wake, Clock::time_point deadline) {
+  for (;;) {
+    const auto left = std::chrono::ceil<std::chrono::milliseconds>(deadline - Clock::now());
+    if (left.count() <= 0) return false;
+    pollfd fds[2] = {{fd, events, 0}, {wake, POLLIN, 0}};
+    const int ready = ::poll(fds, 2, static_cast<int>(left.count()));
+    if (ready < 0 && errno != EINTR) return false;
+    if (fds[1].revents != 0) return false;
+    if (fds[0].revents != 0) return true;
+  }
+}
+
 // Reads the request line and headers (up to the blank line); empty when the client sent
 // none in time, "!" when it sent more than kMaxRequestBytes without ending them.
-std::string ReadRequest(int fd, Clock::time_point deadline) {
+std::string ReadRequest(int fd, int wake, Clock::time_point deadline) {
   std::string request;
   char buffer[1024];
   while (request.find("\r\n\r\n") == std::string::npos &&
          request.find("\n\n") == std::string::npos) {
     if (request.size() > kMaxRequestBytes) return "!";
-    if (!protocol::WaitReady(fd, POLLIN, deadline, "a metrics request").ok()) return "";
+    if (!WaitFor(fd, POLLIN, wake, deadline)) return "";
     const ssize_t n = ::recv(fd, buffer, sizeof buffer, 0);
     if (n == 0) return "";
     if (n < 0) {
@@ -48,10 +62,10 @@ std::string ReadRequest(int fd, Clock::time_point deadline) {
   return request;
 }
 
-void WriteAll(int fd, const std::string& data, Clock::time_point deadline) {
+void WriteAll(int fd, int wake, const std::string& data, Clock::time_point deadline) {
   size_t sent = 0;
   while (sent < data.size()) {
-    if (!protocol::WaitReady(fd, POLLOUT, deadline, "a metrics response").ok()) return;
+    if (!WaitFor(fd, POLLOUT, wake, deadline)) return;
     const ssize_t n = ::send(fd, data.data() + sent, data.size() - sent, MSG_NOSIGNAL);
     if (n < 0) {
       if (errno == EINTR || errno == EAGAIN || errno == EWOULDBLOCK) continue;
@@ -124,10 +138,20 @@ void MetricsServer::Run() {
 
 void MetricsServer::Answer(protocol::Socket client) {
   const auto deadline = Clock::now() + kClientDeadline;
-  const std::string request = ReadRequest(client.fd(), deadline);
+  const std::string request = ReadRequest(client.fd(), wake_.fd(), deadline);
   if (request.empty()) return;
-  WriteAll(client.fd(), MetricsHttpResponse(request, render_), deadline);
+  WriteAll(client.fd(), wake_.fd(), MetricsHttpResponse(request, render_), deadline);
   ::shutdown(client.fd(), SHUT_WR);
+  // A lingering close: what the client still sends (an oversized request) is read and
+  // dropped until it closes, so closing with unread bytes does not reset the connection
+  // before the client has read the answer.
+  char drop[4096];
+  for (size_t dropped = 0; dropped < 16 * kMaxRequestBytes;) {
+    if (!WaitFor(client.fd(), POLLIN, wake_.fd(), deadline)) return;
+    const ssize_t n = ::recv(client.fd(), drop, sizeof drop, 0);
+    if (n == 0 || (n < 0 && errno != EINTR && errno != EAGAIN)) return;
+    if (n > 0) dropped += static_cast<size_t>(n);
+  }
 }
 
 }  // namespace writ::receiver

@@ -2,7 +2,11 @@
 // format 0.0.4, and the HTTP responder's answers (metrics_server.h).
 #include "receiver/metrics.h"
 
+#include <arpa/inet.h>
 #include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 #include <set>
 #include <sstream>
@@ -128,6 +132,46 @@ TEST(MetricsHttp, AnswersGetMetricsAndNothingElse) {
             0u);
   EXPECT_EQ(MetricsHttpResponse("garbage\r\n\r\n", render).rfind("HTTP/1.1 400", 0), 0u);
   EXPECT_EQ(MetricsHttpResponse("!", render).rfind("HTTP/1.1 431", 0), 0u);
+}
+
+// A connected client of `server` ("127.0.0.1:PORT"); -1 on failure.
+int Connect(const MetricsServer& server) {
+  const std::string& address = server.address();
+  sockaddr_in to{};
+  to.sin_family = AF_INET;
+  to.sin_port = htons(static_cast<uint16_t>(std::stoi(address.substr(address.rfind(':') + 1))));
+  inet_pton(AF_INET, "127.0.0.1", &to.sin_addr);
+  const int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (connect(fd, reinterpret_cast<sockaddr*>(&to), sizeof to) != 0) {
+    close(fd);
+    return -1;
+  }
+  return fd;
+}
+
+std::string Exchange(int fd, const std::string& request) {
+  (void)send(fd, request.data(), request.size(), MSG_NOSIGNAL);
+  std::string response;
+  char buffer[4096];
+  for (ssize_t n; (n = recv(fd, buffer, sizeof buffer, 0)) > 0;) response.append(buffer, n);
+  close(fd);
+  return response;
+}
+
+// Over a real socket: a scrape, an oversized request (431, the server goes on), and a
+// client that never sends a byte does not keep the server from stopping.
+TEST(MetricsHttp, ServesOverASocketAndStopsWithAClientMidRequest) {
+  auto server = MetricsServer::Start("127.0.0.1", 0, [] { return std::string("writ_up 1\n"); });
+  ASSERT_TRUE(server.ok()) << server.status().ToString();
+  const std::string big = "GET /" + std::string(20000, 'a') + " HTTP/1.1\r\n";
+  EXPECT_EQ(Exchange(Connect(**server), big).rfind("HTTP/1.1 431", 0), 0u);
+  const std::string ok = Exchange(Connect(**server), "GET /metrics HTTP/1.1\r\n\r\n");
+  EXPECT_EQ(ok.rfind("HTTP/1.1 200 OK", 0), 0u) << ok;
+  EXPECT_TRUE(ok.ends_with("\r\n\r\nwrit_up 1\n")) << ok;
+  const int silent = Connect(**server);
+  ASSERT_GE(silent, 0);
+  server->reset();  // returns although `silent` is still connected, mid-request
+  close(silent);
 }
 
 }  // namespace
