@@ -126,6 +126,15 @@ Status StoreOptions(const ServeFlags& flags, ReceiverOptions& options) {
   return Status::Ok();
 }
 
+// --metrics: checked here, so a malformed address is a usage error naming the flag.
+Status MetricsOption(const ServeFlags& flags, ReceiverOptions& options) {
+  if (flags.metrics.empty()) return Status::Ok();
+  auto host_port = protocol::ParseHostPort(flags.metrics);
+  if (!host_port.ok()) return Status::InvalidArgument("--metrics: " + host_port.status().message());
+  options.metrics_listen = flags.metrics;
+  return Status::Ok();
+}
+
 // What the operator sees once the receiver runs: the ready lines (stdout), then the rest.
 void Greet(const Receiver& receiver, const ServeFlags& flags, ServeLog& log) {
   log.Ready("listening",
@@ -234,7 +243,7 @@ int RunServe(const ServeFlags& flags) {
   // from any of the receiver's threads.
   auto log = std::make_shared<ServeLog>(flags.log_format == "json", flags.quiet);
   options.on_event = [log](const LogEvent& event) { log->Emit(event); };
-  options.metrics_listen = flags.metrics;
+  if (Status metrics = MetricsOption(flags, options); !metrics.ok()) return ReportError(metrics);
   options.identity_dir = flags.identity;
   options.allow_file = flags.allow;
   options.max_message_bytes = static_cast<uint32_t>(*max_message);
