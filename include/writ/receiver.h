@@ -11,6 +11,7 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <variant>
 #include <vector>
 
 #include "writ/export.h"
@@ -35,6 +36,22 @@ struct DeliveryView {
 struct ProcessingStep {
   std::string name;
   std::function<Status(const DeliveryView&)> run;
+};
+
+// One line of a receiver's log (ReceiverOptions::on_event): what happened, for a person
+// (`message`) and for a program (`event` and `fields`).
+struct LogField {
+  std::string name;
+  std::variant<std::string, uint64_t, double> value;
+};
+struct LogEvent {
+  enum class Level : uint8_t { kInfo, kWarning, kError };
+  Level level = Level::kInfo;
+  // "delivery" (an outcome), "refusal", "recovery" (a start-up step), "store" (scrub,
+  // quarantine, sync failure), "connection" (a limit or timeout that hit), "shutdown".
+  std::string event;
+  std::string message;  // one line, without the "writ: " the CLI puts in front
+  std::vector<LogField> fields;
 };
 
 struct ReceiverOptions {
@@ -111,6 +128,13 @@ struct ReceiverOptions {
   uint64_t scrub_bytes_per_second = 0;
   // Told what the data directory's recovery found (one line each) and about sync failures.
   std::function<void(const std::string&)> on_store_event;
+  // Told every log event, structured: each delivery's outcome, each refusal, each recovery
+  // step, and the on_store_event / on_connection_event lines too (as "store" and
+  // "connection" warnings). Called from any of the receiver's threads, concurrently.
+  std::function<void(const LogEvent&)> on_event;
+  // "HOST:PORT": serve Prometheus metrics over HTTP at GET /metrics (port 0: pick one; see
+  // Receiver::metrics_address). Empty: none (Receiver::MetricsText still has them).
+  std::string metrics_listen;
   std::optional<ProcessingStep> processing;
   std::string receiver_id;  // names the issuer in receipts; default "writ-serve@HOST:PORT"
   // Where the Ed25519 identity that signs receipts lives (created on first start, 0600).
@@ -155,6 +179,10 @@ class WRIT_EXPORT Receiver {
   // unless `force`. Durable removals are synced before this returns. Each removal is told
   // to on_store_event as one line (id, class, bytes, why, a broken promise).
   virtual Result<RemovedDelivery> Remove(const std::string& id, bool force) = 0;
+  // Where GET /metrics answers ("127.0.0.1:9464"); empty without metrics_listen.
+  virtual std::string metrics_address() const = 0;
+  // The receiver's metrics in the Prometheus text exposition format 0.0.4.
+  virtual std::string MetricsText() const = 0;
   // Stops accepting, ends every connection, closes the fabric. Idempotent.
   virtual Status Stop() = 0;
   // A bounded, clean stop: new connections and announces are refused ("shutting down"),

@@ -49,6 +49,7 @@ std::optional<Connection::Clock::time_point> Connection::idle_since() const {
 }
 
 void Connection::Tell(const std::string& line) const {
+  if (delivery_) end_why_ = line;
   if (core_.options.on_connection_event) core_.options.on_connection_event(line);
 }
 
@@ -89,9 +90,11 @@ void Connection::Run() {
     if (!status.ok() && delivery_) {
       Tell("delivery " + delivery_->announce().delivery_id + " aborted: " + status.message());
     }
+    ReportEndedDeliveries();
     if (!status.ok() || close) break;
   }
   EndDelivery();
+  ReportEndedDeliveries();
   if (sender_peer_) (void)core_.node->RemovePeer(*sender_peer_);
   core_.pool->ForgetWaiter(inbox_->event_fd());
   channel_.Shutdown();
@@ -122,8 +125,11 @@ Status Connection::ReadMessages(bool& close) {
   }
   if (code == ErrorCode::kMalformed || code == ErrorCode::kUnsupported) {
     // Name what was wrong, then drop the connection: its stream can't be trusted.
-    (void)channel_.Send(protocol::Refuse{delivery_ ? delivery_->announce().delivery_id : "",
-                                         RefuseReason::kMalformed, message.status().message()});
+    const protocol::Refuse refuse{delivery_ ? delivery_->announce().delivery_id : "",
+                                  RefuseReason::kMalformed, message.status().message()};
+    NoteRefusal(core_, refuse);
+    refused_.push_back(refuse);
+    (void)channel_.Send(refuse);
   }
   if (delivery_) {
     Tell("delivery " + delivery_->announce().delivery_id +
@@ -138,7 +144,10 @@ Status Connection::HandleMessage(const protocol::Message& message) {
   if (const auto* m = std::get_if<protocol::Commit>(&message)) return OnCommit(*m);
   if (const auto* m = std::get_if<protocol::Query>(&message)) return OnQuery(*m);
   if (const auto* m = std::get_if<protocol::Abort>(&message)) {
-    if (delivery_ && m->delivery_id == delivery_->announce().delivery_id) EndDelivery();
+    if (delivery_ && m->delivery_id == delivery_->announce().delivery_id) {
+      end_why_ = "the sender aborted it";
+      EndDelivery();
+    }
     return Status::Ok();
   }
   return Refuse("", RefuseReason::kMalformed,
@@ -147,6 +156,10 @@ Status Connection::HandleMessage(const protocol::Message& message) {
 }
 
 Status Connection::Send(const protocol::Message& message) {
+  if (const auto* refuse = std::get_if<protocol::Refuse>(&message)) {
+    NoteRefusal(core_, *refuse);
+    refused_.push_back(*refuse);
+  }
   // A sender that committed and left (e.g. --until transport) still gets its delivery
   // validated and retained; there is just nobody to tell.
   if (peer_gone_) return Status::Ok();
@@ -177,6 +190,7 @@ Result<std::string> Connection::Sign(Receipt receipt) const {
 Status Connection::SendReceipt(const Receipt& receipt) {
   WRIT_ASSIGN_OR_RETURN(std::string json, Sign(receipt));
   receipts_.push_back(json);
+  if (delivery_) NoteRung(core_, *delivery_, receipt.rung);
   return Send(protocol::Receipt{receipt.delivery.id, std::move(json)});
 }
 
@@ -512,7 +526,9 @@ Status Connection::Finish() {
   }
   if (Status out = PublishOut(a); !out.ok()) return RefuseOut(a.delivery_id, out);
   if (d.redelivery) return AnswerFromStore(a);
+  const auto commit_began = Clock::now();
   auto evidence = d.writer().Commit(receipts_);
+  if (evidence.ok()) core_.metrics.StoreCommitted(a.retention, SecondsSince(commit_began));
   if (!evidence.ok()) {
     EndDelivery();
     return Refuse(a.delivery_id, ReasonFor(evidence.status()),
@@ -532,6 +548,7 @@ Status Connection::Finish() {
   }
   EndDelivery();
   core_.shutdown.NoteDrained(a.delivery_id);
+  NoteRetained(a.delivery_id);
   return Send(protocol::Receipt{a.delivery_id, json});
 }
 
@@ -555,6 +572,7 @@ Status Connection::AnswerFromStore(const protocol::Announce& a) {
     return RefuseOut(a.delivery_id, out);
   }
   core_.shutdown.NoteDrained(a.delivery_id);
+  NoteRetained(a.delivery_id);
   for (const auto& json : (*held)->receipts) {
     auto receipt = ReceiptFromJson(json);
     if (receipt.ok() && receipt->rung == ReceiptRung::kRetained) {
@@ -589,6 +607,15 @@ Status Connection::RefuseOut(const std::string& id, const Status& failed) {
 
 void Connection::EndDelivery() {
   if (!delivery_) return;
+  const protocol::Announce& a = delivery_->announce();
+  EndedDelivery& ended = ended_.emplace_back();
+  ended.id = a.delivery_id;
+  ended.sender_key = identity_;
+  ended.peer = channel_.peer();
+  ended.bytes = a.bytes;
+  ended.retention = a.retention;
+  ended.reached = delivery_->reached;
+  ended.seconds = SecondsSince(delivery_->announced);
   for (auto& window : delivery_->TakeWindows()) Revoke(window);
   delivery_.reset();  // an uncommitted writer discards its bytes
   admitted_.reset();  // then the id and the sender's place are free again
@@ -663,4 +690,32 @@ Status Connection::CheckDeliveryTimeouts(Clock::time_point now) {
   EndDelivery();
   return told;
 }
+
+void Connection::NoteRetained(const std::string& id) {
+  for (EndedDelivery& d : ended_) {
+    if (d.id != id) continue;
+    d.outcome = DeliveryOutcome::kRetained;
+    d.reached = ReceiptRung::kRetained;
+    core_.metrics.RungReached(ReceiptRung::kRetained, d.seconds);
+  }
+}
+
+void Connection::ReportEndedDeliveries() {
+  for (EndedDelivery& d : ended_) {
+    if (d.outcome != DeliveryOutcome::kRetained) {
+      for (const protocol::Refuse& r : refused_) {
+        if (r.delivery_id != d.id) continue;
+        d.outcome = DeliveryOutcome::kRefused;
+        d.reason = protocol::RefuseReasonName(r.reason);
+        d.detail = r.detail;
+      }
+      if (d.outcome == DeliveryOutcome::kAborted) d.detail = end_why_;
+    }
+    ReportEnded(core_, d);
+  }
+  ended_.clear();
+  refused_.clear();
+  if (!delivery_) end_why_.clear();
+}
+
 }  // namespace writ::receiver

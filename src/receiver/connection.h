@@ -11,6 +11,7 @@
 
 #include "protocol/control_channel.h"
 #include "receiver/admission.h"
+#include "receiver/delivery_log.h"
 #include "receiver/inbound_delivery.h"
 #include "receiver/notification_router.h"
 #include "receiver/receiver_core.h"
@@ -81,6 +82,11 @@ class Connection {
   void Revoke(LiveWindow& window);
   void EndDelivery();
   void Tell(const std::string& line) const;
+  // The log's and the metrics' view of deliveries ending (delivery_log.h): each that ends
+  // is noted, its outcome named by a refusal or a success, and reported once the loop's
+  // turn is over (a refusal may be sent before or after its delivery ends).
+  void NoteRetained(const std::string& id);
+  void ReportEndedDeliveries();
 
   ReceiverCore& core_;
   protocol::ControlChannel channel_;
@@ -106,6 +112,9 @@ class Connection {
   std::optional<Clock::time_point> window_wait_since_;
   std::string window_wait_why_;            // what the last grant attempt found missing
   std::atomic<int64_t> idle_since_ns_{0};  // 0 while a delivery is in progress
+  std::vector<EndedDelivery> ended_;       // since the last ReportEndedDeliveries
+  std::vector<protocol::Refuse> refused_;  // likewise
+  mutable std::string end_why_;            // why the delivery that ends next ended, if told
 };
 
 }  // namespace writ::receiver

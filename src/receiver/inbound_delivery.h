@@ -9,6 +9,7 @@
 // have digested it (or the digest is cancelled), and only then goes back to the pool.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <deque>
 #include <memory>
@@ -101,6 +102,9 @@ class InboundDelivery {
   // Unique over the receiver's life: the window pool clears a window handed from one
   // delivery to another (never 0).
   uint64_t serial = 0;
+  // For the log and the metrics (delivery_log.h): when it was admitted, its highest rung.
+  std::chrono::steady_clock::time_point announced = std::chrono::steady_clock::now();
+  std::optional<ReceiptRung> reached;
 
  private:
   Status ConsumeWindow(LiveWindow& w);

@@ -15,6 +15,8 @@
 #include "protocol/control_channel.h"
 #include "receipt/context.h"
 #include "receiver/connection.h"
+#include "receiver/delivery_log.h"
+#include "receiver/metrics_server.h"
 #include "receiver/out_dir.h"
 #include "receiver/receiver_core.h"
 #include "receiver/receiver_start.h"
@@ -44,6 +46,8 @@ class ReceiverImpl : public Receiver {
  public:
   ReceiverImpl(ReceiverOptions options, fabric::FabricOpener open_fabric, std::string store_faults)
       : open_fabric_(std::move(open_fabric)), store_faults_(std::move(store_faults)) {
+    recovery_lines_ = options.on_store_event;
+    receiver::RouteLinesToEvents(options);
     core_.options = std::move(options);
   }
   ~ReceiverImpl() override { (void)Stop(); }
@@ -56,6 +60,10 @@ class ReceiverImpl : public Receiver {
   std::string public_key_hex() const override {
     return receipt::PublicKeyHex(core_.identity->public_key());
   }
+  std::string metrics_address() const override {
+    return metrics_server_ ? metrics_server_->address() : "";
+  }
+  std::string MetricsText() const override;
   Status Stop() override;
   Result<ShutdownSummary> Shutdown(std::chrono::milliseconds drain) override;
   Result<RemovedDelivery> Remove(const std::string& id, bool force) override;
@@ -76,6 +84,7 @@ class ReceiverImpl : public Receiver {
   // Closes the connection idle longest to make room; false when every one is busy.
   bool EvictIdlest() REQUIRES(conns_mu_);
   void OnRecord(const fabric::WorkCompletion& record);
+  Status StartMetrics();
 
   fabric::FabricOpener open_fabric_;
   receiver::ReceiverCore core_;
@@ -95,14 +104,21 @@ class ReceiverImpl : public Receiver {
   bool stopped_ = false;
   std::string store_faults_;                       // tests only: receiver/test_seams.h
   std::unique_ptr<store::ExpirySweeper> sweeper_;  // after core_: stopped before its store
+  std::string store_faults_;  // tests only: receiver/test_seams.h
+  // The caller's on_store_event: told recovery's findings, which on_event gets as "recovery".
+  std::function<void(const std::string&)> recovery_lines_;
+  store::VolatileStore* volatile_store_ = nullptr;  // in core_.store: its capacity in use
+  std::unique_ptr<receiver::MetricsServer> metrics_server_;
 };
 
 // The --data store, after its recovery; tells on_store_event what recovery found.
-Result<std::unique_ptr<store::Store>> OpenDurableStore(const ReceiverOptions& opt,
-                                                       const std::string& store_faults) {
+Result<std::unique_ptr<store::Store>> OpenDurableStore(
+    const ReceiverOptions& opt, const std::string& store_faults,
+    const std::function<void(const std::string&)>& recovery_lines, receiver::Metrics& metrics) {
   store::DurableOptions dopt;
   WRIT_ASSIGN_OR_RETURN(dopt.verify, store::ParseVerifyOnStart(opt.verify_on_start));
   dopt.log = opt.on_store_event;
+  dopt.scrubbed = [&metrics](store::ScrubFinding finding) { metrics.Scrubbed(finding); };
   dopt.scrub_bytes_per_second = opt.scrub_bytes_per_second;
   dopt.ttl = opt.ttl;
   store::FaultInjectionEnv* faults = nullptr;
@@ -123,8 +139,9 @@ Result<std::unique_ptr<store::Store>> OpenDurableStore(const ReceiverOptions& op
       return s.Annotate("data directory " + opt.data_dir);
     return Status::Retention("data directory " + opt.data_dir + ": " + s.message());
   }
-  if (opt.on_store_event) {
-    for (const auto& line : report.Lines()) opt.on_store_event(line);
+  for (const auto& line : report.Lines()) {
+    if (recovery_lines) recovery_lines(line);
+    if (opt.on_event) opt.on_event(LogEvent{LogEvent::Level::kInfo, "recovery", line, {}});
   }
   if (faults != nullptr) faults->Arm();  // count the calls of deliveries, not of recovery
   return std::unique_ptr<store::Store>(std::move(durable).value());
@@ -143,7 +160,8 @@ Status ReceiverImpl::Init() {
   // defaults to DATA/identity) and before any sender is accepted.
   std::unique_ptr<store::Store> durable;
   if (!opt.data_dir.empty()) {
-    WRIT_ASSIGN_OR_RETURN(durable, OpenDurableStore(opt, store_faults_));
+    WRIT_ASSIGN_OR_RETURN(durable,
+                          OpenDurableStore(opt, store_faults_, recovery_lines_, core_.metrics));
   }
   if (!opt.out_dir.empty()) WRIT_RETURN_IF_ERROR(receiver::CheckOutDir(opt.out_dir));
   std::string identity_dir = opt.identity_dir;
@@ -186,8 +204,9 @@ Status ReceiverImpl::Init() {
   volatile_options.on_event = opt.on_store_event;
   if (auto ttl = opt.ttl.find(RetentionClass::kVolatile); ttl != opt.ttl.end())
     volatile_options.ttl = ttl->second;
-  WRIT_ASSIGN_OR_RETURN(std::unique_ptr<store::Store> volatile_store,
+  WRIT_ASSIGN_OR_RETURN(std::unique_ptr<store::VolatileStore> volatile_store,
                         store::VolatileStore::Open(std::move(volatile_options)));
+  volatile_store_ = volatile_store.get();
   if (durable) {
     core_.store =
         std::make_unique<store::RoutingStore>(std::move(volatile_store), std::move(durable));
@@ -199,6 +218,7 @@ Status ReceiverImpl::Init() {
   progress_ = std::make_unique<fabric::ProgressLoop>(
       *core_.node, [this](const fabric::WorkCompletion& r) { OnRecord(r); });
   core_.progress = progress_.get();
+  WRIT_RETURN_IF_ERROR(StartMetrics());
   WRIT_RETURN_IF_ERROR(StartThread(accept_thread_, "the accept thread", [this] { AcceptLoop(); }));
   return Status::Ok();
 }
@@ -225,6 +245,26 @@ Result<RemovedDelivery> ReceiverImpl::Remove(const std::string& id, bool force) 
   if (removal.held_until_ms != 0) out.held_until = store::UnixMsRfc3339(removal.held_until_ms);
   out.promise_broken = removal.promise_broken;
   return out;
+}
+
+Status ReceiverImpl::StartMetrics() {
+  if (core_.options.metrics_listen.empty()) return Status::Ok();
+  auto host_port = protocol::ParseHostPort(core_.options.metrics_listen);
+  if (!host_port.ok()) return host_port.status().Annotate("metrics listen address");
+  WRIT_ASSIGN_OR_RETURN(metrics_server_,
+                        receiver::MetricsServer::Start(host_port->first, host_port->second,
+                                                       [this] { return MetricsText(); }));
+  return Status::Ok();
+}
+
+std::string ReceiverImpl::MetricsText() const {
+  receiver::MetricGauges gauges;
+  gauges.windows = core_.pool->count();
+  gauges.windows_in_use = core_.pool->in_use();
+  gauges.deliveries_in_progress = core_.ActiveIds();
+  gauges.volatile_capacity_bytes = volatile_store_->capacity();
+  gauges.volatile_used_bytes = volatile_store_->used_bytes();
+  return core_.metrics.Render(gauges);
 }
 
 void ReceiverImpl::OnRecord(const fabric::WorkCompletion& record) {
@@ -289,6 +329,7 @@ void ReceiverImpl::Admit(protocol::ControlChannel channel) {
     if (opt.on_connection_event)
       opt.on_connection_event("connection from " + peer + " refused: " + refusal);
     channel.set_send_timeout(1000ms);  // a refused peer does not hold the accept loop
+    core_.metrics.Refused(reason);
     (void)channel.Send(protocol::Refuse{"", reason, refusal});
     return;
   }
@@ -330,6 +371,7 @@ bool ReceiverImpl::EvictIdlest() {
 Status ReceiverImpl::Stop() {
   if (stopped_) return Status::Ok();
   stopped_ = true;
+  metrics_server_.reset();  // its thread ends; no scrape reads a stopping receiver
   // A delivery whose sender committed and left no longer watches its control connection:
   // the abort phase is what ends it now rather than at its grant-unused timeout.
   core_.shutdown.BeginAbort();

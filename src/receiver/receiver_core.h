@@ -13,6 +13,7 @@
 #include "fabric/progress_loop.h"
 #include "receipt/identity.h"
 #include "receiver/digest_pool.h"
+#include "receiver/metrics.h"
 #include "receiver/notification_router.h"
 #include "receiver/reservation.h"
 #include "receiver/sender_auth.h"
@@ -39,6 +40,7 @@ struct ReceiverCore {
   std::optional<receipt::Identity> identity;  // signs every receipt
   SenderAuth auth;                            // --allow
   ShutdownState shutdown;                     // Receiver::Shutdown: admission, drain, abort
+  Metrics metrics;                            // counted by connections, rendered on a scrape
 
   // A delivery id may be in progress on one connection at a time.
   bool ClaimId(const std::string& id) {

@@ -80,4 +80,9 @@ void WindowPool::ForgetWaiter(int waiter_eventfd) {
   waiters_.erase(waiter_eventfd);
 }
 
+uint32_t WindowPool::in_use() const {
+  MutexLock lock(mu_);
+  return static_cast<uint32_t>(total_ - free_.size());
+}
+
 }  // namespace writ::receiver

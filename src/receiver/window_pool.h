@@ -49,6 +49,8 @@ class WindowPool {
 
   uint64_t window_bytes() const { return window_bytes_; }
   uint32_t count() const { return static_cast<uint32_t>(total_); }
+  // Windows acquired and not yet released (for metrics).
+  uint32_t in_use() const;
 
  private:
   WindowPool(uint8_t* base, uint64_t mapped, uint64_t window_bytes, size_t total);
@@ -57,7 +59,7 @@ class WindowPool {
   uint64_t mapped_;
   uint64_t window_bytes_;
   size_t total_;
-  Mutex mu_;
+  mutable Mutex mu_;
   std::vector<uint32_t> free_ GUARDED_BY(mu_);
   struct Slot {
     uint64_t owner = 0;  // the delivery that last held it

@@ -36,6 +36,9 @@ enum class VerifyOnStart {
 std::string_view VerifyOnStartName(VerifyOnStart mode);
 Result<VerifyOnStart> ParseVerifyOnStart(std::string_view name);
 
+// What the background scrub found for one retained delivery (DurableOptions::scrubbed).
+enum class ScrubFinding : uint8_t { kPassed, kQuarantined, kUnreadable };
+
 struct DurableOptions {
   std::shared_ptr<Env> env;  // nullptr: Env::Default()
   VerifyOnStart verify = VerifyOnStart::kUnsynced;
@@ -53,6 +56,8 @@ struct DurableOptions {
   // false: open for one maintenance command (`writ store rm`): the lock is taken, nothing
   // is recovered, no scrub, Begin refused.
   bool recover = true;
+  // Told each scrub finding (for metrics), from the scrub's thread.
+  std::function<void(ScrubFinding)> scrubbed;
 };
 
 // What recovery found and did at start.
@@ -112,6 +117,10 @@ class DurableStore : public Store {
   Status QuarantineRow(const IndexRow& row, const std::string& why);
   // Tells the store's log (DurableOptions::log), if any.
   void Log(const std::string& line) const;
+  // Tells DurableOptions::scrubbed, if any.
+  void NoteScrubbed(ScrubFinding finding) const {
+    if (options_.scrubbed) options_.scrubbed(finding);
+  }
 
   // Set once a sync failed: power-loss retention is refused until restart.
   std::optional<std::string> sticky_failure() const;

@@ -75,8 +75,12 @@ bool Scrubber::Pass() {
     if (stopped) return false;
     if (s.code() == ErrorCode::kValidation) {
       (void)store_.QuarantineRow(row, "the scrub found " + s.message());
+      store_.NoteScrubbed(ScrubFinding::kQuarantined);
     } else if (!s.ok()) {
       store_.Log("store scrub: could not re-hash " + row.id + ": " + s.message());
+      store_.NoteScrubbed(ScrubFinding::kUnreadable);
+    } else {
+      store_.NoteScrubbed(ScrubFinding::kPassed);
     }
     {
       MutexLock lock(mu_);

@@ -476,6 +476,11 @@ Status VolatileStore::AppendReceipt(const std::string& id, const std::string& re
   return Status::Ok();
 }
 
+uint64_t VolatileStore::used_bytes() const {
+  MutexLock lock(mu_);
+  return reserved_;
+}
+
 Status VolatileStore::Read(const std::string& id, uint64_t offset, std::span<uint8_t> out) {
   std::shared_ptr<const Mappings> extents;
   uint64_t bytes = 0;

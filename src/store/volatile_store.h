@@ -75,6 +75,9 @@ class VolatileStore : public Store {
   // Drops the entry and gives its capacity back; its memory goes once no read holds it.
   Result<Removal> Remove(const std::string& id, bool force, uint64_t now_ms) override;
   Result<std::vector<std::string>> Expired(uint64_t now_ms) override;
+  // The capacity, and how much of it is taken now (for metrics).
+  uint64_t capacity() const { return capacity_; }
+  uint64_t used_bytes() const;
 
  private:
   friend class VolatileWriter;
@@ -147,7 +150,7 @@ class VolatileStore : public Store {
   std::string dir_;
   uint64_t capacity_;
   Env* env_;
-  Mutex mu_;
+  mutable Mutex mu_;
   uint64_t reserved_ GUARDED_BY(mu_) = 0;
   std::map<std::string, Entry> entries_ GUARDED_BY(mu_);
 };

@@ -7,16 +7,14 @@
 #include <chrono>
 #include <cstring>
 #include <functional>
-#include <iostream>
 #include <memory>
 
 #include "command.h"
-#include "common/mutex.h"
-#include "common/printable.h"
 #include "common/thread.h"
 #include "protocol/control_channel.h"
 #include "receiver/test_seams.h"
 #include "store/lifecycle.h"
+#include "serve_log.h"
 #include "writ/receiver.h"
 #include "writ/vocabulary.h"
 
@@ -52,6 +50,9 @@ struct ServeFlags {
   std::string grant_unused_timeout = "30s";
   std::string window_wait_timeout = "20s";
   std::string drain_timeout = "10s";
+  std::string log_format = "text";
+  bool quiet = false;
+  std::string metrics;  // HOST:PORT for GET /metrics
 };
 
 // "250ms", "10s", "2m"; a bare number is seconds.
@@ -136,23 +137,34 @@ Status StoreOptions(const ServeFlags& flags, ReceiverOptions& options) {
   return Status::Ok();
 }
 
-// What the operator sees once the receiver runs.
-void Greet(const Receiver& receiver, const ServeFlags& flags) {
-  std::cout << "writ: listening on " << receiver.listen_address() << " (provider "
-            << receiver.provider() << ")" << std::endl;
-  std::cerr << "writ: receipts are signed with key " << receiver.key_id() << " ("
-            << receiver.public_key_hex() << ")" << std::endl;
+// --metrics: checked here, so a malformed address is a usage error naming the flag.
+Status MetricsOption(const ServeFlags& flags, ReceiverOptions& options) {
+  if (flags.metrics.empty()) return Status::Ok();
+  auto host_port = protocol::ParseHostPort(flags.metrics);
+  if (!host_port.ok()) return Status::InvalidArgument("--metrics: " + host_port.status().message());
+  options.metrics_listen = flags.metrics;
+  return Status::Ok();
+}
+
+// What the operator sees once the receiver runs: the ready lines (stdout), then the rest.
+void Greet(const Receiver& receiver, const ServeFlags& flags, ServeLog& log) {
+  log.Ready("listening",
+            "listening on " + receiver.listen_address() + " (provider " + receiver.provider() + ")",
+            {{"address", receiver.listen_address()}, {"provider", receiver.provider()}});
+  if (!receiver.metrics_address().empty()) {
+    log.Ready("metrics", "metrics on http://" + receiver.metrics_address() + "/metrics",
+              {{"address", receiver.metrics_address()}});
+  }
+  log.Info("serve", "receipts are signed with key " + receiver.key_id() + " (" +
+                        receiver.public_key_hex() + ")");
   if (flags.allow.empty()) {
-    std::cerr
-        << "writ: no --allow: any sender is admitted (announces that are signed are still checked)"
-        << std::endl;
+    log.Info("serve",
+             "no --allow: any sender is admitted (announces that are signed are still checked)");
   } else {
-    std::cerr << "writ: admitting only the " << receiver.allowed_senders() << " sender key(s) in "
-              << flags.allow << std::endl;
+    log.Info("serve", "admitting only the " + std::to_string(receiver.allowed_senders()) +
+                          " sender key(s) in " + flags.allow);
   }
-  if (flags.data.empty()) {
-    std::cerr << "writ: no --data: only volatile retention is offered" << std::endl;
-  }
+  if (flags.data.empty()) log.Info("serve", "no --data: only volatile retention is offered");
 }
 
 // "3 (a, b, c)": how many, and the first few ids.
@@ -238,13 +250,11 @@ int RunServe(const ServeFlags& flags) {
   options.digest_threads = flags.digest_threads;
   Status store_flags = StoreOptions(flags, options);
   if (!store_flags.ok()) return ReportError(store_flags);
-  // Recovery's findings and sync failures, one stderr line each (from any connection thread).
-  auto log_mu = std::make_shared<Mutex>();
-  options.on_store_event = [log_mu](const std::string& line) {
-    MutexLock lock(*log_mu);
-    std::cerr << "writ: " << Printable(line) << std::endl;
-  };
-  options.on_connection_event = options.on_store_event;  // limits and timeouts that hit
+  // Every event (deliveries, refusals, recovery, the store, limits that hit), one line each
+  // from any of the receiver's threads.
+  auto log = std::make_shared<ServeLog>(flags.log_format == "json", flags.quiet);
+  options.on_event = [log](const LogEvent& event) { log->Emit(event); };
+  if (Status metrics = MetricsOption(flags, options); !metrics.ok()) return ReportError(metrics);
   options.identity_dir = flags.identity;
   options.allow_file = flags.allow;
   options.max_message_bytes = static_cast<uint32_t>(*max_message);
@@ -255,8 +265,9 @@ int RunServe(const ServeFlags& flags) {
                       ? Receiver::Start(options)
                       : receiver::StartWithStoreFaults(options, flags.test_store_faults);
   if (!receiver.ok()) return ReportError(receiver.status());
-  Greet(**receiver, flags);
-  return AwaitStop(**receiver, stop_signals, *drain, options.on_store_event);
+  Greet(**receiver, flags, *log);
+  return AwaitStop(**receiver, stop_signals, *drain,
+                   [log](const std::string& line) { log->Info("shutdown", line); });
 }
 
 // Limits and timeouts: what one sender, one connection or one delivery may hold, and for how long.
@@ -356,6 +367,16 @@ void RegisterServe(CLI::App& app, CommandContext& ctx) {
       ->group("");
   cmd->add_option("--allow", flags->allow,
                   "file of allowed senders' public keys (hex, one a line); default: anyone");
+  cmd->add_option("--metrics", flags->metrics,
+                  "HOST:PORT to serve Prometheus metrics at GET /metrics (port 0: any free "
+                  "port; the serve prints the address)");
+  cmd->add_option("--log-format", flags->log_format,
+                  "text: 'writ: ...' lines; json: one JSON object a line (ts, level, event, "
+                  "message and the event's fields)")
+      ->check(CLI::IsMember({"text", "json"}))
+      ->capture_default_str();
+  cmd->add_flag("--quiet", flags->quiet,
+                "log only warnings and errors (the ready lines on stdout still appear)");
   AddLimitOptions(*cmd, *flags);
   cmd->callback([flags, &ctx] { ctx.exit_code = RunServe(*flags); });
 }
