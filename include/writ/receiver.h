@@ -22,6 +22,7 @@ namespace writ {
 struct DeliveryView {
   std::string id;
   uint64_t bytes = 0;
+  std::string rule;  // the digest's rule: "xxh3-128", "sha256", ...
   std::string digest_hex;
   std::function<Status(uint64_t offset, std::span<uint8_t> out)> read;
   // True once the receiver's drain deadline passed (Receiver::Shutdown): a long step should
@@ -29,12 +30,30 @@ struct DeliveryView {
   std::function<bool()> stop_requested;
 };
 
-// A named application step run on every validated delivery that asks for it.
-// Its success is the `processed` rung; the CLI registers none.
+// A named application step run on every validated delivery that asks for it (announced
+// `until processed`); deliveries that ask for less are not processed. Its success is the
+// `processed` rung, whose receipt names the step; its failure refuses the delivery.
 struct ProcessingStep {
   std::string name;
   std::function<Status(const DeliveryView&)> run;
+  // How the processed receipt states the success; empty: "returned success".
+  std::string success_statement;
 };
+
+// A processing step that runs a command (`writ serve --exec`; docs/cli.md): for each
+// delivery, `/bin/sh -c COMMAND` in a process group of its own, the delivery's bytes on its
+// standard input, WRIT_DELIVERY_ID, WRIT_BYTES, WRIT_RULE and WRIT_DIGEST (hex) in its
+// environment. Exit status 0 is success; another status, a signal, or running past
+// `timeout` (the whole group is then killed) refuses the delivery, naming which.
+struct ExecStepOptions {
+  std::string command;
+  std::chrono::milliseconds timeout{60000};
+  uint32_t concurrency = 2;  // commands running at once, over all connections (at least 1)
+  // Told the command's output (standard output and error, the last 4 KiB), one line at a
+  // time, each prefixed "exec DELIVERY-ID: ".
+  std::function<void(const std::string&)> on_output;
+};
+WRIT_EXPORT ProcessingStep ExecStep(ExecStepOptions options);
 
 struct ReceiverOptions {
   std::string listen_host = "127.0.0.1";

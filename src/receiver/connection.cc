@@ -494,21 +494,10 @@ Status Connection::Finish() {
                       std::string(writ::RuleName(a.rule)) + " digest");
   }
   WRIT_RETURN_IF_ERROR(SendReceipt(ValidatedReceipt(core_, ref)));
-  if (core_.options.processing) {
-    const ProcessingStep& step = *core_.options.processing;
-    store::PayloadWriter& writer = d.writer();
-    DeliveryView view{
-        a.delivery_id, a.bytes, ref.digest,
-        [&writer](uint64_t offset, std::span<uint8_t> out) { return writer.Read(offset, out); },
-        [this] { return core_.shutdown.aborting(); }};
-    Status ran = step.run(view);
-    if (!ran.ok()) {
-      EndDelivery();
-      if (core_.shutdown.aborting()) return AbortForShutdown(a.delivery_id);
-      return Refuse(a.delivery_id, RefuseReason::kInternal,
-                    "processing step '" + step.name + "' failed: " + ran.message());
-    }
-    WRIT_RETURN_IF_ERROR(SendReceipt(ProcessedReceipt(core_, ref, step.name)));
+  if (a.until == Rung::kProcessed && core_.options.processing) {
+    bool refused = false;
+    WRIT_RETURN_IF_ERROR(Process(a, ref, refused));
+    if (refused) return Status::Ok();
   }
   if (Status out = PublishOut(a); !out.ok()) return RefuseOut(a.delivery_id, out);
   if (d.redelivery) return AnswerFromStore(a);
@@ -533,6 +522,29 @@ Status Connection::Finish() {
   EndDelivery();
   core_.shutdown.NoteDrained(a.delivery_id);
   return Send(protocol::Receipt{a.delivery_id, json});
+}
+
+// The processing step, for a delivery that asks for `processed`: its receipt, or the
+// delivery refused (`refused`) naming why the step failed.
+Status Connection::Process(const protocol::Announce& a, const DeliveryRef& ref, bool& refused) {
+  const ProcessingStep& step = *core_.options.processing;
+  store::PayloadWriter& writer = delivery_->writer();
+  DeliveryView view{
+      a.delivery_id,
+      a.bytes,
+      ref.rule,
+      ref.digest,
+      [&writer](uint64_t offset, std::span<uint8_t> out) { return writer.Read(offset, out); },
+      [this] { return core_.shutdown.aborting(); }};
+  Status ran = step.run(view);
+  if (ran.ok()) return SendReceipt(ProcessedReceipt(core_, ref, step));
+  refused = true;
+  EndDelivery();
+  if (core_.shutdown.aborting()) return AbortForShutdown(a.delivery_id);
+  Tell("delivery " + a.delivery_id + " refused: processing step '" + step.name +
+       "' failed: " + ran.message());
+  return Refuse(a.delivery_id, RefuseReason::kInternal,
+                "processing step '" + step.name + "' failed: " + ran.message());
 }
 
 // A re-delivery validated: the store retains these very bytes (same id, size, rule and

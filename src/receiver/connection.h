@@ -62,6 +62,7 @@ class Connection {
   Status GrantWindows();
   Status GrantOne(const WindowPool::Window& window, uint16_t tag, Reservation slot);
   Status Finish();
+  Status Process(const protocol::Announce& a, const DeliveryRef& ref, bool& refused);
   Status AnswerFromStore(const protocol::Announce& announce);
   // ReceiverOptions::out_dir: the validated bytes, then the receipts, as files (out_dir.h);
   // each Ok when there is no out_dir. A failure is refused by RefuseOut.

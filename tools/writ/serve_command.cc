@@ -49,6 +49,9 @@ struct ServeFlags {
   std::string grant_unused_timeout = "30s";
   std::string window_wait_timeout = "20s";
   std::string drain_timeout = "10s";
+  std::string exec;  // --exec: the processing command
+  std::string exec_timeout = "60s";
+  uint32_t exec_concurrency = 2;
 };
 
 // "250ms", "10s", "2m"; a bare number is seconds.
@@ -98,6 +101,23 @@ Status ApplyLiveness(const ServeFlags& flags, ReceiverOptions& options) {
   return Status::Ok();
 }
 
+// --exec: the processing step that runs a command, its output in the log.
+Status ApplyExec(const ServeFlags& flags, ReceiverOptions& options) {
+  if (flags.exec.empty()) return Status::Ok();
+  auto timeout = ParseDuration(flags.exec_timeout);
+  if (!timeout.ok()) return timeout.status().Annotate("--exec-timeout");
+  if (flags.exec_concurrency == 0) {
+    return Status::InvalidArgument("--exec-concurrency must be at least 1");
+  }
+  ExecStepOptions exec;
+  exec.command = flags.exec;
+  exec.timeout = *timeout;
+  exec.concurrency = flags.exec_concurrency;
+  exec.on_output = options.on_store_event;
+  options.processing = ExecStep(std::move(exec));
+  return Status::Ok();
+}
+
 // Blocks the stop signals in every thread (the caller waits for them) and raises the
 // descriptor limit; returns the stop signals.
 sigset_t PrepareProcess() {
@@ -138,6 +158,10 @@ void Greet(const Receiver& receiver, const ServeFlags& flags) {
   } else {
     std::cerr << "writ: admitting only the " << receiver.allowed_senders() << " sender key(s) in "
               << flags.allow << std::endl;
+  }
+  if (!flags.exec.empty()) {
+    std::cerr << "writ: deliveries sent --until processed are processed by: " << flags.exec
+              << std::endl;
   }
   if (flags.data.empty()) {
     std::cerr << "writ: no --data: only volatile retention is offered" << std::endl;
@@ -234,6 +258,7 @@ int RunServe(const ServeFlags& flags) {
     std::cerr << "writ: " << Printable(line) << std::endl;
   };
   options.on_connection_event = options.on_store_event;  // limits and timeouts that hit
+  if (Status exec = ApplyExec(flags, options); !exec.ok()) return ReportError(exec);
   options.identity_dir = flags.identity;
   options.allow_file = flags.allow;
   options.max_message_bytes = static_cast<uint32_t>(*max_message);
@@ -337,6 +362,17 @@ void RegisterServe(CLI::App& app, CommandContext& ctx) {
   cmd->add_option("--test-store-faults", flags->test_store_faults,
                   "OP@N=ERR,...: see src/store/fault_env.h")
       ->group("");
+  cmd->add_option("--exec", flags->exec,
+                  "processing command, run by /bin/sh -c for each delivery sent --until processed: "
+                  "the delivery on its stdin, WRIT_DELIVERY_ID, WRIT_BYTES, WRIT_RULE and "
+                  "WRIT_DIGEST in its environment; exit 0 is the processed rung");
+  cmd->add_option("--exec-timeout", flags->exec_timeout,
+                  "with --exec: a command still running after this is killed (its whole process "
+                  "group) and the delivery refused")
+      ->capture_default_str();
+  cmd->add_option("--exec-concurrency", flags->exec_concurrency,
+                  "with --exec: commands running at once (other deliveries wait for one)")
+      ->capture_default_str();
   cmd->add_option("--allow", flags->allow,
                   "file of allowed senders' public keys (hex, one a line); default: anyone");
   AddLimitOptions(*cmd, *flags);
