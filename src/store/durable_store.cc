@@ -301,6 +301,7 @@ IndexRow DurableWriter::RowFor(const std::vector<std::string>& receipts) const {
   row.state = RowState::kCommitted;
   row.committed_at = NowRfc3339Utc();
   row.sender = meta_.sender;
+  row.supersedes_weaker = meta_.supersedes_weaker;
   return row;
 }
 

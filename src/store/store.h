@@ -25,6 +25,10 @@ struct DeliveryMeta {
   // The key id of the authenticated sender that delivered the bytes; empty when unsigned.
   // Only that sender is answered from the store without moving the bytes again.
   std::string sender;
+  // The store holds these very bytes (same id and digest) retained in a weaker class: this
+  // copy, once retained in the stronger class, takes the place of that one (docs/retention.md,
+  // "Upgrading a retained delivery").
+  bool supersedes_weaker = false;
 };
 
 // What the store did to reach its class: the retention receipt's acknowledged point
@@ -85,6 +89,12 @@ class Store {
   virtual Status AppendReceipt(const std::string& id, const std::string& receipt_json) = 0;
   // Reads back retained bytes.
   virtual Status Read(const std::string& id, uint64_t offset, std::span<uint8_t> out) = 0;
+  // Forgets a retained copy that a copy in a stronger class (another store's) superseded;
+  // Ok when there is none.
+  virtual Status DropSuperseded(const std::string& id) {
+    (void)id;
+    return Status::Ok();
+  }
 };
 
 // Reads a retained delivery back through store.Read and hashes it: Ok, or Validation naming

@@ -274,6 +274,10 @@ VolatileStore::~VolatileStore() {
     (void)env_->Close(r.fd);
   }
   for (int fd : recycled_) (void)env_->Close(fd);
+  {
+    MutexLock lock(mu_);
+    UnmapDropped();
+  }
   for (auto& [id, entry] : entries_) {
     for (size_t i = 0; i < entry.extents.size(); ++i) {
       (void)env_->Unmap(entry.extents[i], ExtentLength(entry.delivery.meta.bytes, i));
@@ -482,14 +486,42 @@ Status VolatileStore::Read(const std::string& id, uint64_t offset, std::span<uin
     MutexLock lock(mu_);
     auto it = entries_.find(id);
     if (it == entries_.end()) return Status::NotFound("no retained delivery " + id);
-    extents = it->second.extents;  // retained entries are never removed while the store lives
+    extents = it->second.extents;  // a dropped entry stays mapped until readers_ is 0
     bytes = it->second.delivery.meta.bytes;
+    ++readers_;
   }
-  return ReadByExtent(id, bytes, offset, out,
-                      [&](size_t i, uint64_t within, std::span<uint8_t> part) {
-                        std::memcpy(part.data(), extents[i] + within, part.size());
-                        return Status::Ok();
-                      });
+  Status read =
+      ReadByExtent(id, bytes, offset, out, [&](size_t i, uint64_t within, std::span<uint8_t> part) {
+        std::memcpy(part.data(), extents[i] + within, part.size());
+        return Status::Ok();
+      });
+  MutexLock lock(mu_);
+  if (--readers_ == 0) UnmapDropped();
+  return read;
+}
+
+Status VolatileStore::DropSuperseded(const std::string& id) {
+  uint64_t bytes = 0;
+  {
+    MutexLock lock(mu_);
+    auto it = entries_.find(id);
+    if (it == entries_.end()) return Status::Ok();
+    bytes = it->second.delivery.meta.bytes;
+    dropped_.push_back(std::move(it->second));
+    entries_.erase(it);
+    if (readers_ == 0) UnmapDropped();
+  }
+  Release(bytes);
+  return Status::Ok();
+}
+
+void VolatileStore::UnmapDropped() {
+  for (const Entry& entry : dropped_) {
+    for (size_t i = 0; i < entry.extents.size(); ++i) {
+      (void)env_->Unmap(entry.extents[i], ExtentLength(entry.delivery.meta.bytes, i));
+    }
+  }
+  dropped_.clear();
 }
 
 Status VolatileStore::ReadExtents(const std::vector<int>& extents, const std::string& id,

@@ -67,6 +67,8 @@ class VolatileStore : public Store {
                                                RetentionClass retention) override;
   Status AppendReceipt(const std::string& id, const std::string& receipt_json) override;
   Status Read(const std::string& id, uint64_t offset, std::span<uint8_t> out) override;
+  // The entry goes at once; its memory once no Read is copying out of it.
+  Status DropSuperseded(const std::string& id) override;
 
  private:
   friend class VolatileWriter;
@@ -130,6 +132,9 @@ class VolatileStore : public Store {
   Mutex mu_;
   uint64_t reserved_ GUARDED_BY(mu_) = 0;
   std::map<std::string, Entry> entries_ GUARDED_BY(mu_);
+  size_t readers_ GUARDED_BY(mu_) = 0;          // Reads copying out of entries' extents now
+  std::vector<Entry> dropped_ GUARDED_BY(mu_);  // unmapped when readers_ is back to 0
+  void UnmapDropped() REQUIRES(mu_);
 };
 
 }  // namespace writ::store
