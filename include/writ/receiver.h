@@ -10,6 +10,7 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "writ/export.h"
@@ -22,18 +23,27 @@ namespace writ {
 struct DeliveryView {
   std::string id;
   uint64_t bytes = 0;
-  std::string rule;  // the digest's rule: "xxh3-128", "sha256", ...
   std::string digest_hex;
   std::function<Status(uint64_t offset, std::span<uint8_t> out)> read;
   // True once the receiver's drain deadline passed (Receiver::Shutdown): a long step should
   // then return an error soon; the delivery is refused as aborted by the shutdown.
   std::function<bool()> stop_requested;
+  std::string rule;  // the digest's rule: "xxh3-128", "sha256", ...
 };
 
 // A named application step run on every validated delivery that asks for it (announced
 // `until processed`); deliveries that ask for less are not processed. Its success is the
 // `processed` rung, whose receipt names the step; its failure refuses the delivery.
 struct ProcessingStep {
+  ProcessingStep() = default;
+  // A constructor, not an aggregate: ProcessingStep{name, run} stays complete (no
+  // missing-field warning) now that success_statement exists.
+  ProcessingStep(std::string step_name, std::function<Status(const DeliveryView&)> step_run,
+                 std::string step_success_statement = "")
+      : name(std::move(step_name)),
+        run(std::move(step_run)),
+        success_statement(std::move(step_success_statement)) {}
+
   std::string name;
   std::function<Status(const DeliveryView&)> run;
   // How the processed receipt states the success; empty: "returned success".

@@ -538,10 +538,10 @@ Status Connection::Process(const protocol::Announce& a, const DeliveryRef& ref, 
   DeliveryView view{
       a.delivery_id,
       a.bytes,
-      ref.rule,
       ref.digest,
       [&writer](uint64_t offset, std::span<uint8_t> out) { return writer.Read(offset, out); },
-      [this] { return core_.shutdown.aborting(); }};
+      [this] { return core_.shutdown.aborting(); },
+      ref.rule};
   Status ran = step.run(view);
   if (ran.ok()) return SendReceipt(ProcessedReceipt(core_, ref, step));
   refused = true;
