@@ -125,5 +125,26 @@ TEST_F(ExecCommand, TheCommandSeesTheDeliveryInItsEnvironmentAndRunsOnlyWhenAske
   EXPECT_EQ(ReadFile(dir_.File("seen-looked-at")), "looked-at|300000|sha256|" + digest);
 }
 
+TEST_F(ExecCommand, NoMoreCommandsRunAtOnceThanTheConcurrencyAllows) {
+  // Each command holds a directory while it runs: a second one at the same time would fail.
+  const std::string held = dir_.File("running");
+  auto serve = StartServe("mkdir " + held + " || exit 9; sleep 0.3; rmdir " + held,
+                          {"--exec-concurrency", "1"});
+  ASSERT_TRUE(serve);
+  const std::vector<std::string> ids = {"first", "second", "third"};
+  std::vector<std::unique_ptr<ChildProcess>> senders;
+  for (const auto& id : ids) {
+    senders.push_back(StartWrit({"send", dir_.File("payload"), "--to", serve->address(), "--id", id,
+                                 "--until", "processed", "--json"},
+                                dir_.File(id + ".err")));
+    ASSERT_TRUE(senders.back());
+  }
+  for (size_t i = 0; i < senders.size(); ++i) {
+    CommandRun run = FinishWrit(*senders[i], dir_.File(ids[i] + ".err"));
+    EXPECT_EQ(run.exit_code, 0) << run.out;
+    EXPECT_EQ(run.json["reached"]["rung"], "processed") << run.out;
+  }
+}
+
 }  // namespace
 }  // namespace writ::testing
