@@ -498,6 +498,8 @@ Status Connection::Finish() {
                       std::string(writ::RuleName(a.rule)) + " digest");
   }
   WRIT_RETURN_IF_ERROR(SendReceipt(ValidatedReceipt(core_, ref)));
+  if (d.upgrade) WRIT_RETURN_IF_ERROR(CheckUpgradeContent(a));
+  if (!delivery_) return Status::Ok();
   if (a.until == Rung::kProcessed && core_.options.processing) {
     bool refused = false;
     WRIT_RETURN_IF_ERROR(Process(a, ref, refused));
@@ -505,8 +507,6 @@ Status Connection::Finish() {
   }
   if (Status out = PublishOut(a); !out.ok()) return RefuseOut(a.delivery_id, out);
   if (d.redelivery) return AnswerFromStore(a);
-  if (d.upgrade) WRIT_RETURN_IF_ERROR(CheckUpgradeContent(a));
-  if (!delivery_) return Status::Ok();
   auto evidence = d.writer().Commit(receipts_);
   if (!evidence.ok()) {
     EndDelivery();
