@@ -12,6 +12,7 @@
 #include <span>
 #include <string>
 #include <variant>
+#include <utility>
 #include <vector>
 
 #include "writ/export.h"
@@ -29,13 +30,26 @@ struct DeliveryView {
   // True once the receiver's drain deadline passed (Receiver::Shutdown): a long step should
   // then return an error soon; the delivery is refused as aborted by the shutdown.
   std::function<bool()> stop_requested;
+  std::string rule;  // the digest's rule: "xxh3-128", "sha256", ...
 };
 
-// A named application step run on every validated delivery that asks for it.
-// Its success is the `processed` rung; the CLI registers none.
+// A named application step run on every validated delivery that asks for it (announced
+// `until processed`); deliveries that ask for less are not processed. Its success is the
+// `processed` rung, whose receipt names the step; its failure refuses the delivery.
 struct ProcessingStep {
+  ProcessingStep() = default;
+  // A constructor, not an aggregate: ProcessingStep{name, run} stays complete (no
+  // missing-field warning) now that success_statement exists.
+  ProcessingStep(std::string step_name, std::function<Status(const DeliveryView&)> step_run,
+                 std::string step_success_statement = "")
+      : name(std::move(step_name)),
+        run(std::move(step_run)),
+        success_statement(std::move(step_success_statement)) {}
+
   std::string name;
   std::function<Status(const DeliveryView&)> run;
+  // How the processed receipt states the success; empty: "returned success".
+  std::string success_statement;
 };
 
 // One line of a receiver's log (ReceiverOptions::on_event): what happened, for a person
@@ -53,6 +67,20 @@ struct LogEvent {
   std::string message;  // one line, without the "writ: " the CLI puts in front
   std::vector<LogField> fields;
 };
+// A processing step that runs a command (`writ serve --exec`; docs/cli.md): for each
+// delivery, `/bin/sh -c COMMAND` in a process group of its own, the delivery's bytes on its
+// standard input, WRIT_DELIVERY_ID, WRIT_BYTES, WRIT_RULE and WRIT_DIGEST (hex) in its
+// environment. Exit status 0 is success; another status, a signal, or running past
+// `timeout` (the whole group is then killed) refuses the delivery, naming which.
+struct ExecStepOptions {
+  std::string command;
+  std::chrono::milliseconds timeout{60000};
+  uint32_t concurrency = 2;  // commands running at once, over all connections (at least 1)
+  // Told the command's output (standard output and error, the last 4 KiB), one line at a
+  // time, each prefixed "exec DELIVERY-ID: ".
+  std::function<void(const std::string&)> on_output;
+};
+WRIT_EXPORT ProcessingStep ExecStep(ExecStepOptions options);
 
 struct ReceiverOptions {
   std::string listen_host = "127.0.0.1";

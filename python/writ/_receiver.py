@@ -58,10 +58,10 @@ class Receiver:
     out         directory where every retained delivery also appears as a file named by
                 its id (made a safe file name: README, "writ serve --out"), with
                 NAME.receipts.json beside it; None: none
-    processing  callable(writ.Delivery), run on every validated delivery (whatever rung
-                its sender waits for); returning is success (the `processed`
-                receipt), raising refuses the delivery with the exception's name and
-                text. Without one, a send with until="processed" is refused.
+    processing  callable(writ.Delivery), run on every validated delivery sent with
+                until="processed" (never on one that asks for less); returning is
+                success (the `processed` receipt), raising refuses the delivery with
+                the exception's name and text. Without one, a send with until="processed" is refused.
     identity    directory of the Ed25519 identity that signs receipts (created on first
                 start); None: DATA/identity, else ~/.local/state/writ/receiver
     allow       file of allowed sender public keys (hex, one a line); None: anyone

@@ -100,12 +100,8 @@ Verdict SameContentAsHeld(const Announce& a, const store::RetainedDelivery& held
                           "delivery " + a.delivery_id + " is already retained with other content"};
 }
 
-Verdict NoWeakerThanHeld(const Announce& a, const store::RetainedDelivery& held) {
-  if (held.retention >= a.retention) return std::nullopt;
-  return protocol::Refuse{a.delivery_id, RefuseReason::kRetention,
-                          "delivery " + a.delivery_id + " is already retained as " +
-                              std::string(writ::RetentionName(held.retention)) + ", weaker than " +
-                              std::string(writ::RetentionName(a.retention))};
+bool UpgradesHeld(const Announce& a, const store::RetainedDelivery& held) {
+  return held.retention < a.retention;
 }
 
 bool HeldForThisSender(const store::RetainedDelivery& held, const std::string& identity) {

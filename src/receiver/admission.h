@@ -45,7 +45,9 @@ Verdict RetentionOffered(const protocol::Announce& a, bool offered);
 // weaker class. Held for the same authenticated sender, it is answered from the store.
 Verdict StoreLookedUp(const protocol::Announce& a, const Status& lookup);
 Verdict SameContentAsHeld(const protocol::Announce& a, const store::RetainedDelivery& held);
-Verdict NoWeakerThanHeld(const protocol::Announce& a, const store::RetainedDelivery& held);
+// An id held in a weaker class than asked is upgraded, not refused: the bytes move again,
+// are validated, and their stronger copy takes the place of the weaker one.
+bool UpgradesHeld(const protocol::Announce& a, const store::RetainedDelivery& held);
 bool HeldForThisSender(const store::RetainedDelivery& held, const std::string& identity);
 
 // The commit: signed by the announce's key when the announce was signed (over

@@ -204,13 +204,13 @@ Status Connection::OnAnnounce(const protocol::Announce& a) {
   if (auto refusal = CheckRequest(a)) return Send(*refusal);
   auto held = core_.store->LookupVerified(a.delivery_id);
   if (auto refusal = admission::StoreLookedUp(a, held.status())) return Send(*refusal);
-  const bool redelivery = held->has_value();
-  if (redelivery) {
+  const bool held_already = held->has_value();
+  const bool upgrade = held_already && admission::UpgradesHeld(a, **held);
+  if (held_already) {
     if (auto refusal = admission::SameContentAsHeld(a, **held)) return Send(*refusal);
-    if (auto refusal = admission::NoWeakerThanHeld(a, **held)) return Send(*refusal);
     // Only an announced digest can be answered from the store: without one, the bytes
     // move and the commit's digest is compared after validation.
-    if (!a.digest.empty() && admission::HeldForThisSender(**held, identity_)) {
+    if (!upgrade && !a.digest.empty() && admission::HeldForThisSender(**held, identity_)) {
       // The same authenticated sender, the same content: the existing receipts, without
       // moving the bytes again.
       for (const auto& json : (*held)->receipts) {
@@ -222,7 +222,9 @@ Status Connection::OnAnnounce(const protocol::Announce& a) {
   }
   auto admitted = AdmittedDelivery::Claim(core_, a, sender_);
   if (auto* refusal = std::get_if<protocol::Refuse>(&admitted)) return Send(*refusal);
-  return BeginDelivery(a, std::move(std::get<AdmittedDelivery>(admitted)), redelivery);
+  // An upgrade is a fresh delivery into the stronger class (docs/retention.md).
+  return BeginDelivery(a, std::move(std::get<AdmittedDelivery>(admitted)), held_already && !upgrade,
+                       upgrade);
 }
 
 std::optional<protocol::Refuse> Connection::CheckSender(const protocol::Announce& a) {
@@ -277,10 +279,11 @@ std::optional<protocol::Refuse> Connection::CheckRequest(const protocol::Announc
 
 // Opens the store's writer; the delivery then holds `admitted` until it ends.
 Status Connection::BeginDelivery(const protocol::Announce& a, AdmittedDelivery admitted,
-                                 bool redelivery) {
+                                 bool redelivery, bool upgrade) {
   // The workers wake this connection's thread, through its inbox, as ranges are digested.
   auto digest = core_.digests->Open(a.rule, a.bytes, [inbox = inbox_] { inbox->Wake(); });
-  store::DeliveryMeta meta{a.delivery_id, a.bytes, a.chunk_size, a.rule, a.digest, identity_};
+  store::DeliveryMeta meta{a.delivery_id, a.bytes,   a.chunk_size, a.rule,
+                           a.digest,      identity_, upgrade};
   Result<std::unique_ptr<store::PayloadWriter>> writer =
       !digest.ok() ? Result<std::unique_ptr<store::PayloadWriter>>(digest.status())
       : redelivery ? Result<std::unique_ptr<store::PayloadWriter>>(
@@ -292,6 +295,7 @@ Status Connection::BeginDelivery(const protocol::Announce& a, AdmittedDelivery a
   delivery_ =
       std::make_unique<InboundDelivery>(a, std::move(digest).value(), std::move(writer).value());
   delivery_->redelivery = redelivery;
+  delivery_->upgrade = upgrade;
   delivery_->serial = core_.next_delivery_serial.fetch_add(1);
   admitted_.emplace(std::move(admitted));
   receipts_.clear();
@@ -508,21 +512,12 @@ Status Connection::Finish() {
                       std::string(writ::RuleName(a.rule)) + " digest");
   }
   WRIT_RETURN_IF_ERROR(SendReceipt(ValidatedReceipt(core_, ref)));
-  if (core_.options.processing) {
-    const ProcessingStep& step = *core_.options.processing;
-    store::PayloadWriter& writer = d.writer();
-    DeliveryView view{
-        a.delivery_id, a.bytes, ref.digest,
-        [&writer](uint64_t offset, std::span<uint8_t> out) { return writer.Read(offset, out); },
-        [this] { return core_.shutdown.aborting(); }};
-    Status ran = step.run(view);
-    if (!ran.ok()) {
-      EndDelivery();
-      if (core_.shutdown.aborting()) return AbortForShutdown(a.delivery_id);
-      return Refuse(a.delivery_id, RefuseReason::kInternal,
-                    "processing step '" + step.name + "' failed: " + ran.message());
-    }
-    WRIT_RETURN_IF_ERROR(SendReceipt(ProcessedReceipt(core_, ref, step.name)));
+  if (d.upgrade) WRIT_RETURN_IF_ERROR(CheckUpgradeContent(a));
+  if (!delivery_) return Status::Ok();
+  if (a.until == Rung::kProcessed && core_.options.processing) {
+    bool refused = false;
+    WRIT_RETURN_IF_ERROR(Process(a, ref, refused));
+    if (refused) return Status::Ok();
   }
   if (Status out = PublishOut(a); !out.ok()) return RefuseOut(a.delivery_id, out);
   if (d.redelivery) return AnswerFromStore(a);
@@ -550,6 +545,39 @@ Status Connection::Finish() {
   core_.shutdown.NoteDrained(a.delivery_id);
   NoteRetained(a.delivery_id);
   return Send(protocol::Receipt{a.delivery_id, json});
+}
+
+// The processing step, for a delivery that asks for `processed`: its receipt, or the
+// delivery refused (`refused`) naming why the step failed.
+Status Connection::Process(const protocol::Announce& a, const DeliveryRef& ref, bool& refused) {
+  const ProcessingStep& step = *core_.options.processing;
+  store::PayloadWriter& writer = delivery_->writer();
+  DeliveryView view{
+      a.delivery_id,
+      a.bytes,
+      ref.digest,
+      [&writer](uint64_t offset, std::span<uint8_t> out) { return writer.Read(offset, out); },
+      [this] { return core_.shutdown.aborting(); },
+      ref.rule};
+  Status ran = step.run(view);
+  if (ran.ok()) return SendReceipt(ProcessedReceipt(core_, ref, step));
+  refused = true;
+  EndDelivery();
+  if (core_.shutdown.aborting()) return AbortForShutdown(a.delivery_id);
+  Tell("delivery " + a.delivery_id + " refused: processing step '" + step.name +
+       "' failed: " + ran.message());
+  return Refuse(a.delivery_id, RefuseReason::kInternal,
+                "processing step '" + step.name + "' failed: " + ran.message());
+}
+
+// An upgrade announced without a digest: the committed one must be the held copy's, or the
+// id names other content (the delivery is then refused and ended).
+Status Connection::CheckUpgradeContent(const protocol::Announce& a) {
+  auto held = core_.store->Lookup(a.delivery_id);
+  if (!held.ok() || !held->has_value() || (*held)->meta.digest == a.digest) return Status::Ok();
+  EndDelivery();
+  return Refuse(a.delivery_id, RefuseReason::kConflictingId,
+                "delivery " + a.delivery_id + " is already retained with other content");
 }
 
 // A re-delivery validated: the store retains these very bytes (same id, size, rule and

@@ -53,7 +53,9 @@ class Connection {
                                                   const std::string& key);
   std::optional<protocol::Refuse> CheckRequest(const protocol::Announce& a) const;
   // Opens the store's writer for a delivery that holds `admitted` (its id and place).
-  Status BeginDelivery(const protocol::Announce& a, AdmittedDelivery admitted, bool redelivery);
+  // `upgrade`: the store holds the id in a weaker class; this copy supersedes it.
+  Status BeginDelivery(const protocol::Announce& a, AdmittedDelivery admitted, bool redelivery,
+                       bool upgrade);
   Status OnCommit(const protocol::Commit& commit);
   void TakeCommit(const protocol::Commit& commit);
   Status OnQuery(const protocol::Query& query);
@@ -63,7 +65,9 @@ class Connection {
   Status GrantWindows();
   Status GrantOne(const WindowPool::Window& window, uint16_t tag, Reservation slot);
   Status Finish();
+  Status Process(const protocol::Announce& a, const DeliveryRef& ref, bool& refused);
   Status AnswerFromStore(const protocol::Announce& announce);
+  Status CheckUpgradeContent(const protocol::Announce& announce);
   // ReceiverOptions::out_dir: the validated bytes, then the receipts, as files (out_dir.h);
   // each Ok when there is no out_dir. A failure is refused by RefuseOut.
   Status PublishOut(const protocol::Announce& announce);

@@ -99,6 +99,7 @@ class InboundDelivery {
   // The store retains this id with this content already, delivered by another sender
   // (held_delivery_writer.h): validated, then answered with the retained receipts.
   bool redelivery = false;
+  bool upgrade = false;  // supersedes a copy the store holds in a weaker class
   // Unique over the receiver's life: the window pool clears a window handed from one
   // delivery to another (never 0).
   uint64_t serial = 0;

@@ -57,10 +57,13 @@ Receipt ValidatedReceipt(const ReceiverCore& core, const DeliveryRef& ref) {
 }
 
 Receipt ProcessedReceipt(const ReceiverCore& core, const DeliveryRef& ref,
-                         const std::string& step) {
+                         const ProcessingStep& step) {
   Receipt r = Base(core, ref, ReceiptRung::kProcessed, "receiver application hook");
-  r.processing_step = step;
-  r.statement = "the processing step '" + step + "' returned success for this validated delivery";
+  r.processing_step = step.name;
+  const std::string success =
+      step.success_statement.empty() ? "returned success" : step.success_statement;
+  r.statement =
+      "the processing step '" + step.name + "' " + success + " for this validated delivery";
   r.does_not_establish = "that the delivery survives any failure";
   return r;
 }

@@ -12,7 +12,8 @@ DeliveryRef RefOf(const protocol::Announce& announce);
 
 Receipt ReceivedReceipt(const ReceiverCore& core, const DeliveryRef& ref, uint64_t chunks);
 Receipt ValidatedReceipt(const ReceiverCore& core, const DeliveryRef& ref);
-Receipt ProcessedReceipt(const ReceiverCore& core, const DeliveryRef& ref, const std::string& step);
+Receipt ProcessedReceipt(const ReceiverCore& core, const DeliveryRef& ref,
+                         const ProcessingStep& step);
 Receipt RetainedReceipt(const ReceiverCore& core, const DeliveryRef& ref,
                         const store::RetentionEvidence& evidence);
 

@@ -310,6 +310,7 @@ IndexRow DurableWriter::RowFor(const std::vector<std::string>& receipts) const {
   row.committed_at = NowRfc3339Utc();
   row.sender = meta_.sender;
   row.held_until_ms = held_until_;
+  row.supersedes_weaker = meta_.supersedes_weaker;
   return row;
 }
 

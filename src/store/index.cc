@@ -518,15 +518,21 @@ Status Index::Transaction(IndexSync mode, IndexCommit* commit,
 Status Index::Insert(const IndexRow& row, IndexSync mode, IndexCommit* commit,
                      std::string* replaced_location) {
   MutexLock lock(mu_);
+  RowState state = row.state;
   return Transaction(mode, commit, [&]() REQUIRES(mu_) -> Status {
     {
-      Stmt st(db_, "SELECT state, location FROM deliveries WHERE id = ?1");
+      Stmt st(db_, "SELECT state, location, retention, digest FROM deliveries WHERE id = ?1");
       if (st.prepared() != SQLITE_OK) return Fail("select", st.prepared());
       st.Text(1, row.id);
       const int rc = sqlite3_step(st.get());
       if (rc == SQLITE_ROW) {
         if (st.Col(0) == "receipted") {
-          return Status::Refused("conflicting id: " + row.id + " is already retained");
+          auto held = writ::ParseRetention(st.Col(2));
+          if (!row.supersedes_weaker || !held.ok() || *held >= row.retention ||
+              st.Col(3) != writ::ToHex(row.digest)) {
+            return Status::Refused("conflicting id: " + row.id + " is already retained");
+          }
+          state = RowState::kReceipted;
         }
         if (replaced_location) *replaced_location = st.Col(1);
       } else if (rc != SQLITE_DONE) {
@@ -546,7 +552,7 @@ Status Index::Insert(const IndexRow& row, IndexSync mode, IndexCommit* commit,
     st.Text(6, std::string(writ::RetentionName(row.retention)));
     st.Text(7, row.location);
     st.Text(8, ReceiptsJson(row.receipts));
-    st.Text(9, RowStateName(row.state));
+    st.Text(9, RowStateName(state));
     st.Text(10, row.committed_at);
     st.Text(11, row.sender);
     st.Int(12, row.held_until_ms);

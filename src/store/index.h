@@ -52,6 +52,8 @@ struct IndexRow {
   std::string committed_at;    // RFC 3339, UTC
   std::string sender;          // key id of the authenticated sender that delivered it, or ''
   uint64_t held_until_ms = 0;  // its time-to-live ends then (Unix ms); 0: none promised
+  // Not a column: Insert may replace a receipted row of the same digest in a weaker class.
+  bool supersedes_weaker = false;
 };
 
 enum class IndexSync { kNormal, kFull };
@@ -83,8 +85,10 @@ class Index {
   Result<std::vector<IndexRow>> All();
 
   // Inserts `row` as committed in one transaction. An existing receipted row for the id is
-  // a conflict (Refused); an existing committed-only row (a failed earlier attempt) is
-  // replaced and its location returned in *replaced_location.
+  // a conflict (Refused), unless `row` supersedes_weaker and that row has the same digest in
+  // a weaker class: then `row` replaces it, receipted (its bytes are already as safe as the
+  // replaced row's promise). An existing committed-only row (a failed earlier attempt) is
+  // replaced. Either way the replaced row's location is returned in *replaced_location.
   Status Insert(const IndexRow& row, IndexSync mode, IndexCommit* commit,
                 std::string* replaced_location);
   // Appends a receipt and marks the row receipted, in one transaction.

@@ -17,6 +17,9 @@ Result<std::optional<RetainedDelivery>> RoutingStore::LookupVerified(const std::
 Status RoutingStore::AppendReceipt(const std::string& id, const std::string& receipt_json) {
   // The durable store knows committed deliveries that Lookup does not show yet.
   Status s = durable_->AppendReceipt(id, receipt_json);
+  // A delivery retained durably that the volatile store held too was upgraded: the durable
+  // copy is the one answered from now on (Lookup asks it first); the volatile one goes.
+  if (s.ok()) return volatile_->DropSuperseded(id);
   if (s.code() != ErrorCode::kNotFound) return s;
   return volatile_->AppendReceipt(id, receipt_json);
 }

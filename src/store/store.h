@@ -27,6 +27,10 @@ struct DeliveryMeta {
   // The key id of the authenticated sender that delivered the bytes; empty when unsigned.
   // Only that sender is answered from the store without moving the bytes again.
   std::string sender;
+  // The store holds these very bytes (same id and digest) retained in a weaker class: this
+  // copy, once retained in the stronger class, takes the place of that one (docs/retention.md,
+  // "Upgrading a retained delivery").
+  bool supersedes_weaker = false;
 };
 
 // What the store did to reach its class: the retention receipt's acknowledged point
@@ -99,6 +103,12 @@ class Store {
   virtual Result<Removal> Remove(const std::string& id, bool force, uint64_t now_ms) = 0;
   // Ids of retained deliveries whose promised time has passed at `now_ms`.
   virtual Result<std::vector<std::string>> Expired(uint64_t now_ms) = 0;
+  // Forgets a retained copy that a copy in a stronger class (another store's) superseded;
+  // Ok when there is none.
+  virtual Status DropSuperseded(const std::string& id) {
+    (void)id;
+    return Status::Ok();
+  }
 };
 
 // Reads a retained delivery back through store.Read and hashes it: Ok, or Validation naming

@@ -498,6 +498,15 @@ Status VolatileStore::Read(const std::string& id, uint64_t offset, std::span<uin
                       });
 }
 
+Status VolatileStore::DropSuperseded(const std::string& id) {
+  MutexLock lock(mu_);
+  auto it = entries_.find(id);
+  if (it == entries_.end()) return Status::Ok();
+  reserved_ -= std::min(reserved_, it->second.reserved);
+  entries_.erase(it);  // its memory goes once no Read holds its mappings
+  return Status::Ok();
+}
+
 Result<Removal> VolatileStore::Remove(const std::string& id, bool force, uint64_t now_ms) {
   Removal removal;
   {

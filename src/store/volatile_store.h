@@ -78,6 +78,8 @@ class VolatileStore : public Store {
   // The capacity, and how much of it is taken now (for metrics).
   uint64_t capacity() const { return capacity_; }
   uint64_t used_bytes() const;
+  // The entry goes at once; its memory once no Read holds its mappings.
+  Status DropSuperseded(const std::string& id) override;
 
  private:
   friend class VolatileWriter;

@@ -100,7 +100,7 @@ TEST(AdmissionCheck, RequestChecksAgainstWhatThisReceiverOffers) {
                               "--data only volatile is offered)"}));
 }
 
-TEST(AdmissionCheck, AnIdAlreadyHeldMustMatchItsContentAndClass) {
+TEST(AdmissionCheck, AnIdAlreadyHeldMustMatchItsContentAndAStrongerClassUpgradesIt) {
   const auto a = AnnounceOf("d");
   EXPECT_FALSE(admission::StoreLookedUp(a, Status::Ok()));
   EXPECT_EQ(admission::StoreLookedUp(a, Status::Internal("index gone"))->reason,
@@ -108,7 +108,7 @@ TEST(AdmissionCheck, AnIdAlreadyHeldMustMatchItsContentAndClass) {
 
   store::RetainedDelivery held = HeldLike(a);
   EXPECT_FALSE(admission::SameContentAsHeld(a, held));
-  EXPECT_FALSE(admission::NoWeakerThanHeld(a, held));
+  EXPECT_FALSE(admission::UpgradesHeld(a, held));
   held.meta.digest = {9, 9, 9, 9};
   EXPECT_EQ(admission::SameContentAsHeld(a, held),
             (protocol::Refuse{"d", RefuseReason::kConflictingId,
@@ -120,10 +120,9 @@ TEST(AdmissionCheck, AnIdAlreadyHeldMustMatchItsContentAndClass) {
   EXPECT_TRUE(admission::SameContentAsHeld(unknown, held));
   held = HeldLike(a);
   held.retention = RetentionClass::kVolatile;
-  EXPECT_EQ(admission::NoWeakerThanHeld(a, held),
-            (protocol::Refuse{"d", RefuseReason::kRetention,
-                              "delivery d is already retained as volatile, weaker than "
-                              "process-restart"}));
+  EXPECT_TRUE(admission::UpgradesHeld(a, held));  // volatile held, process-restart asked
+  held.retention = RetentionClass::kPowerLoss;
+  EXPECT_FALSE(admission::UpgradesHeld(a, held));  // a weaker class is answered, not upgraded
 }
 
 TEST(AdmissionCheck, TheCommitsDigestFitsTheRuleAndAgreesWithTheAnnouncedOne) {

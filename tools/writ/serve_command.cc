@@ -53,6 +53,9 @@ struct ServeFlags {
   std::string log_format = "text";
   bool quiet = false;
   std::string metrics;  // HOST:PORT for GET /metrics
+  std::string exec;  // --exec: the processing command
+  std::string exec_timeout = "60s";
+  uint32_t exec_concurrency = 2;
 };
 
 // "250ms", "10s", "2m"; a bare number is seconds.
@@ -99,6 +102,24 @@ Status ApplyLiveness(const ServeFlags& flags, ReceiverOptions& options) {
     if (!t.ok()) return t.status().Annotate(names[i]);
     *timeouts[i].second = *t;
   }
+  return Status::Ok();
+}
+
+// --exec: the processing step that runs a command, its output in the log.
+Status ApplyExec(const ServeFlags& flags, ReceiverOptions& options,
+                 const std::shared_ptr<ServeLog>& log) {
+  if (flags.exec.empty()) return Status::Ok();
+  auto timeout = ParseDuration(flags.exec_timeout);
+  if (!timeout.ok()) return timeout.status().Annotate("--exec-timeout");
+  if (flags.exec_concurrency == 0) {
+    return Status::InvalidArgument("--exec-concurrency must be at least 1");
+  }
+  ExecStepOptions exec;
+  exec.command = flags.exec;
+  exec.timeout = *timeout;
+  exec.concurrency = flags.exec_concurrency;
+  exec.on_output = [log](const std::string& line) { log->Info("exec", line); };
+  options.processing = ExecStep(std::move(exec));
   return Status::Ok();
 }
 
@@ -163,6 +184,9 @@ void Greet(const Receiver& receiver, const ServeFlags& flags, ServeLog& log) {
   } else {
     log.Info("serve", "admitting only the " + std::to_string(receiver.allowed_senders()) +
                           " sender key(s) in " + flags.allow);
+  }
+  if (!flags.exec.empty()) {
+    log.Info("serve", "deliveries sent --until processed are processed by: " + flags.exec);
   }
   if (flags.data.empty()) log.Info("serve", "no --data: only volatile retention is offered");
 }
@@ -255,6 +279,7 @@ int RunServe(const ServeFlags& flags) {
   auto log = std::make_shared<ServeLog>(flags.log_format == "json", flags.quiet);
   options.on_event = [log](const LogEvent& event) { log->Emit(event); };
   if (Status metrics = MetricsOption(flags, options); !metrics.ok()) return ReportError(metrics);
+  if (Status exec = ApplyExec(flags, options, log); !exec.ok()) return ReportError(exec);
   options.identity_dir = flags.identity;
   options.allow_file = flags.allow;
   options.max_message_bytes = static_cast<uint32_t>(*max_message);
@@ -365,6 +390,17 @@ void RegisterServe(CLI::App& app, CommandContext& ctx) {
   cmd->add_option("--test-store-faults", flags->test_store_faults,
                   "OP@N=ERR,...: see src/store/fault_env.h")
       ->group("");
+  cmd->add_option("--exec", flags->exec,
+                  "processing command, run by /bin/sh -c for each delivery sent --until processed: "
+                  "the delivery on its stdin, WRIT_DELIVERY_ID, WRIT_BYTES, WRIT_RULE and "
+                  "WRIT_DIGEST in its environment; exit 0 is the processed rung");
+  cmd->add_option("--exec-timeout", flags->exec_timeout,
+                  "with --exec: a command still running after this is killed (its whole process "
+                  "group) and the delivery refused")
+      ->capture_default_str();
+  cmd->add_option("--exec-concurrency", flags->exec_concurrency,
+                  "with --exec: commands running at once (other deliveries wait for one)")
+      ->capture_default_str();
   cmd->add_option("--allow", flags->allow,
                   "file of allowed senders' public keys (hex, one a line); default: anyone");
   cmd->add_option("--metrics", flags->metrics,
