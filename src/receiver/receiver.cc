@@ -104,7 +104,6 @@ class ReceiverImpl : public Receiver {
   bool stopped_ = false;
   std::string store_faults_;                       // tests only: receiver/test_seams.h
   std::unique_ptr<store::ExpirySweeper> sweeper_;  // after core_: stopped before its store
-  std::string store_faults_;  // tests only: receiver/test_seams.h
   // The caller's on_store_event: told recovery's findings, which on_event gets as "recovery".
   std::function<void(const std::string&)> recovery_lines_;
   store::VolatileStore* volatile_store_ = nullptr;  // in core_.store: its capacity in use
