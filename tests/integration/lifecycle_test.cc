@@ -136,6 +136,32 @@ TEST(Lifecycle, StoreRmRefusesWhileServedAndBeforeThePromiseRemovesWithForceAndS
   EXPECT_EQ(again->Stop(), 0);
 }
 
+TEST(Lifecycle, ADurableDeliveryThatExpiredWhileNoServeRanIsRemovedAtStart) {
+  REQUIRE_OR_FAIL(ProviderAvailable("tcp"), "provider tcp cannot serve on this machine");
+  TempDir dir;
+  const std::string data = dir.File("data");
+  auto serve = Serve::StartWithStderr("tcp", {"--data", data, "--ttl", "power-loss=1s"});
+  ASSERT_TRUE(serve);
+  WritePatternFile(dir.File("f"), 5, 20000);
+  CommandRun sent = RunWrit({"send", dir.File("f"), "--to", serve->address(), "--id", "e",
+                             "--retention", "power-loss", "--json"});
+  ASSERT_EQ(sent.exit_code, 0) << sent.err;
+  const std::string until = PromisedUntil(RetainedReceipt(sent));
+  ASSERT_EQ(serve->Stop(), 0);
+  // Wait (on the clock, not for a fixed time) until the promised time has passed.
+  while (NowRfc3339() <= until) std::this_thread::sleep_for(100ms);
+  auto again = Serve::StartWithStderr("tcp", {"--data", data, "--ttl", "power-loss=1s"});
+  ASSERT_TRUE(again);
+  // The start-up sweep runs before the serve listens: its line is there already.
+  auto logged = again->ReadLineStartingWith("writ: store: removed delivery e", 30s);
+  ASSERT_TRUE(logged.ok()) << logged.status().ToString();
+  EXPECT_NE(logged->find("(power-loss, 20000 bytes): its time-to-live passed"), std::string::npos)
+      << *logged;
+  CommandRun listed = RunWrit({"store", "ls", "--data", data, "--json"});
+  EXPECT_EQ(listed.json["deliveries"], json::array()) << listed.out;
+  EXPECT_EQ(again->Stop(), 0);
+}
+
 TEST(Lifecycle, VolatileCapacityRefusesWhatDoesNotFit) {
   REQUIRE_OR_FAIL(ProviderAvailable("tcp"), "provider tcp cannot serve on this machine");
   TempDir dir;

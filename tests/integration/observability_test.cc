@@ -149,17 +149,33 @@ TEST(ServeLog, JsonLinesParseAndNameTheDeliveryOutcome) {
   WritePatternFile(dir.File("payload"), 5, 8192);
   CommandRun sent = RunWrit({"send", dir.File("payload"), "--to", address, "--id", "logged"});
   ASSERT_EQ(sent.exit_code, 0) << sent.err;
+  // Other bytes under the same id: a refusal, and a refused outcome.
+  WritePatternFile(dir.File("other"), 6, 8192);
+  CommandRun refused = RunWrit({"send", dir.File("other"), "--to", address, "--id", "logged"});
+  ASSERT_NE(refused.exit_code, 0);
   proc->Kill(SIGTERM);
   ASSERT_TRUE(proc->Wait(60s).ok());
   auto rest = proc->ReadAll(10s);
   ASSERT_TRUE(rest.ok());
   std::istringstream in(*rest);
-  json outcome;
+  json outcome, refusal, refused_outcome;
   for (std::string line; std::getline(in, line);) {
     json event = json::parse(line, nullptr, false);
     ASSERT_FALSE(event.is_discarded()) << "not JSON: " << line;
     EXPECT_TRUE(event.contains("ts") && event.contains("level") && event.contains("event")) << line;
-    if (event.value("event", "") == "delivery") outcome = event;
+    const std::string name = event.value("event", "");
+    if (name == "refusal") refusal = event;
+    if (name != "delivery") continue;
+    (event.value("outcome", "") == "refused" ? refused_outcome : outcome) = event;
+  }
+  ASSERT_TRUE(refusal.is_object()) << *rest;
+  EXPECT_EQ(refusal.value("id", ""), "logged");
+  EXPECT_EQ(refusal.value("reason", ""), "conflicting id");
+  EXPECT_EQ(refusal.value("level", ""), "warning");
+  // Whether the bytes moved first depends on the sender announcing its digest (then
+  // admission refuses, and there was no delivery to end); when they did, it ended refused.
+  if (refused_outcome.is_object()) {
+    EXPECT_EQ(refused_outcome.value("reason", ""), "conflicting id");
   }
   ASSERT_TRUE(outcome.is_object()) << *rest;
   EXPECT_EQ(outcome.value("id", ""), "logged");
