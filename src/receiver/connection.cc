@@ -84,6 +84,7 @@ void Connection::Run() {
       status = ReadMessages(close);
     }
     if (status.ok() && !close && delivery_) status = Advance();
+    if (status.ok()) status = FlushReceipts();
     if (status.ok() && !close) status = CheckTimeouts(close);
     if (status.ok() && !close) status = ObserveShutdown(close);
     if (!status.ok() && delivery_) {
@@ -147,6 +148,16 @@ Status Connection::HandleMessage(const protocol::Message& message) {
 }
 
 Status Connection::Send(const protocol::Message& message) {
+  WRIT_RETURN_IF_ERROR(FlushReceipts());  // what was issued before goes first
+  return SendNow(message);
+}
+
+Status Connection::FlushReceipts() {
+  for (const protocol::Message& message : outbox_.Take()) WRIT_RETURN_IF_ERROR(SendNow(message));
+  return Status::Ok();
+}
+
+Status Connection::SendNow(const protocol::Message& message) {
   // A sender that committed and left (e.g. --until transport) still gets its delivery
   // validated and retained; there is just nobody to tell.
   if (peer_gone_) return Status::Ok();
@@ -171,13 +182,14 @@ Status Connection::Refuse(const std::string& id, RefuseReason reason, const std:
 }
 
 Result<std::string> Connection::Sign(Receipt receipt) const {
-  return receipt::SignReceiptToJson(receipt, *core_.identity);
+  return core_.signer->SignOne(std::move(receipt));
 }
 
 Status Connection::SendReceipt(const Receipt& receipt) {
   WRIT_ASSIGN_OR_RETURN(std::string json, Sign(receipt));
   receipts_.push_back(json);
-  return Send(protocol::Receipt{receipt.delivery.id, std::move(json)});
+  outbox_.Add(receipt.delivery.id, std::move(json));
+  return Status::Ok();
 }
 
 // Admission: the checks of admission.h in order, the first refusal ending it, then the
@@ -199,10 +211,8 @@ Status Connection::OnAnnounce(const protocol::Announce& a) {
     if (!a.digest.empty() && admission::HeldForThisSender(**held, identity_)) {
       // The same authenticated sender, the same content: the existing receipts, without
       // moving the bytes again.
-      for (const auto& json : (*held)->receipts) {
-        WRIT_RETURN_IF_ERROR(Send(protocol::Receipt{a.delivery_id, json}));
-      }
-      return Status::Ok();
+      for (const auto& json : (*held)->receipts) outbox_.Add(a.delivery_id, json);
+      return FlushReceipts();
     }
     // Anyone else proves it holds the bytes by sending them.
   }
@@ -495,6 +505,7 @@ Status Connection::Finish() {
   }
   WRIT_RETURN_IF_ERROR(SendReceipt(ValidatedReceipt(core_, ref)));
   if (core_.options.processing) {
+    WRIT_RETURN_IF_ERROR(FlushReceipts());  // `validated` does not wait for the step
     const ProcessingStep& step = *core_.options.processing;
     store::PayloadWriter& writer = d.writer();
     DeliveryView view{
@@ -512,6 +523,8 @@ Status Connection::Finish() {
   }
   if (Status out = PublishOut(a); !out.ok()) return RefuseOut(a.delivery_id, out);
   if (d.redelivery) return AnswerFromStore(a);
+  // Nor for a commit that syncs to the device.
+  if (a.retention == RetentionClass::kPowerLoss) WRIT_RETURN_IF_ERROR(FlushReceipts());
   auto evidence = d.writer().Commit(receipts_);
   if (!evidence.ok()) {
     EndDelivery();
@@ -532,7 +545,8 @@ Status Connection::Finish() {
   }
   EndDelivery();
   core_.shutdown.NoteDrained(a.delivery_id);
-  return Send(protocol::Receipt{a.delivery_id, json});
+  outbox_.Add(a.delivery_id, json);
+  return FlushReceipts();  // with the rungs reached in the same pass
 }
 
 // A re-delivery validated: the store retains these very bytes (same id, size, rule and
@@ -557,11 +571,9 @@ Status Connection::AnswerFromStore(const protocol::Announce& a) {
   core_.shutdown.NoteDrained(a.delivery_id);
   for (const auto& json : (*held)->receipts) {
     auto receipt = ReceiptFromJson(json);
-    if (receipt.ok() && receipt->rung == ReceiptRung::kRetained) {
-      WRIT_RETURN_IF_ERROR(Send(protocol::Receipt{a.delivery_id, json}));
-    }
+    if (receipt.ok() && receipt->rung == ReceiptRung::kRetained) outbox_.Add(a.delivery_id, json);
   }
-  return Status::Ok();
+  return FlushReceipts();
 }
 
 Status Connection::PublishOut(const protocol::Announce& a) {

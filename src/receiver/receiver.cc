@@ -145,6 +145,7 @@ Status ReceiverImpl::Init() {
   auto identity = receipt::Identity::LoadOrCreate(identity_dir);
   if (!identity.ok()) return identity.status().Annotate("receiver identity");
   core_.identity.emplace(std::move(identity).value());
+  core_.signer = std::make_unique<receiver::ReceiptSigner>(*core_.identity);
   if (!opt.allow_file.empty()) {
     WRIT_ASSIGN_OR_RETURN(core_.auth, receiver::SenderAuth::FromAllowFile(opt.allow_file));
   }

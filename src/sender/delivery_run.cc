@@ -68,6 +68,9 @@ int RungOrder(ReceiptRung rung) {
 std::string IdOf(const protocol::Message& message) {
   if (const auto* m = std::get_if<protocol::Grant>(&message)) return m->delivery_id;
   if (const auto* m = std::get_if<protocol::Receipt>(&message)) return m->delivery_id;
+  if (const auto* m = std::get_if<protocol::Receipts>(&message)) {
+    return m->receipts.front().delivery_id;  // Validate: at least one
+  }
   if (const auto* m = std::get_if<protocol::Refuse>(&message)) return m->delivery_id;
   if (const auto* m = std::get_if<protocol::Abort>(&message)) return m->delivery_id;
   return "";
@@ -352,6 +355,11 @@ Status DeliveryRun::OnMessage(const protocol::Message& message) {
     for (uint32_t i = 0; i < grant->chunk_count; ++i) {
       ready_.emplace_back(grant->first_chunk + i, grant->window_id);
     }
+    return Status::Ok();
+  }
+  if (const auto* batch = std::get_if<protocol::Receipts>(&message)) {
+    // Receipts ready at the same moment (protocol 3): each as if it came alone.
+    for (const protocol::Receipt& one : batch->receipts) WRIT_RETURN_IF_ERROR(OnMessage(one));
     return Status::Ok();
   }
   if (const auto* wire = std::get_if<protocol::Receipt>(&message)) {
