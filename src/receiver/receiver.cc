@@ -189,7 +189,8 @@ Status ReceiverImpl::Init() {
   }
 
   progress_ = std::make_unique<fabric::ProgressLoop>(
-      *core_.node, [this](const fabric::WorkCompletion& r) { OnRecord(r); });
+      *core_.node, [this](const fabric::WorkCompletion& r) { OnRecord(r); }, nullptr,
+      opt.busy_poll ? fabric::ProgressLoop::Mode::kBusy : fabric::ProgressLoop::Mode::kBlock);
   core_.progress = progress_.get();
   WRIT_RETURN_IF_ERROR(StartThread(accept_thread_, "the accept thread", [this] { AcceptLoop(); }));
   return Status::Ok();
@@ -361,7 +362,10 @@ Result<ShutdownSummary> ReceiverImpl::Shutdown(std::chrono::milliseconds drain) 
     }
   }
   WRIT_RETURN_IF_ERROR(Stop());
-  return core_.shutdown.Summary();
+  ShutdownSummary summary = core_.shutdown.Summary();
+  summary.receipts_signed = core_.signer->receipts_signed();
+  summary.signatures = core_.signer->signatures();
+  return summary;
 }
 
 }  // namespace

@@ -225,6 +225,8 @@ Status DeliveryRun::Loop() {
     wait_fds_.clear();
     if (CanPost()) {
       wait = 0us;
+    } else if (link_.busy_poll()) {
+      std::this_thread::yield();  // --poll busy: never sleeps, polls again at once
     } else if (WritesIdle()) {
       wait = 20ms;  // only the receiver can move things on
     } else if (idle_spins_ < kSpinsBeforeNap) {

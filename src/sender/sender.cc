@@ -195,6 +195,7 @@ SessionOptions SessionOptionsOf(const SendOptions& o) {
   s.provider = o.provider;
   s.depth = o.depth;
   s.identity_dir = o.identity_dir;
+  s.busy_poll = o.busy_poll;
   return s;
 }
 
