@@ -68,9 +68,6 @@ int RungOrder(ReceiptRung rung) {
 std::string IdOf(const protocol::Message& message) {
   if (const auto* m = std::get_if<protocol::Grant>(&message)) return m->delivery_id;
   if (const auto* m = std::get_if<protocol::Receipt>(&message)) return m->delivery_id;
-  if (const auto* m = std::get_if<protocol::Receipts>(&message)) {
-    return m->receipts.front().delivery_id;  // Validate: at least one
-  }
   if (const auto* m = std::get_if<protocol::Refuse>(&message)) return m->delivery_id;
   if (const auto* m = std::get_if<protocol::Abort>(&message)) return m->delivery_id;
   return "";
@@ -341,6 +338,12 @@ Status DeliveryRun::ReadControl(std::chrono::microseconds wait) {
 }
 
 Status DeliveryRun::OnMessage(const protocol::Message& message) {
+  if (const auto* batch = std::get_if<protocol::Receipts>(&message)) {
+    // Receipts ready at the same moment (protocol 3): each as if it came alone (a stale
+    // one among them is skipped alone).
+    for (const protocol::Receipt& one : batch->receipts) WRIT_RETURN_IF_ERROR(OnMessage(one));
+    return Status::Ok();
+  }
   const std::string& id = out_.delivery.id;
   // Late grants or refusals of the session's previous delivery (e.g. one it aborted).
   if (!stale_id_.empty() && stale_id_ != id && IdOf(message) == stale_id_) return Status::Ok();
@@ -357,11 +360,6 @@ Status DeliveryRun::OnMessage(const protocol::Message& message) {
     for (uint32_t i = 0; i < grant->chunk_count; ++i) {
       ready_.emplace_back(grant->first_chunk + i, grant->window_id);
     }
-    return Status::Ok();
-  }
-  if (const auto* batch = std::get_if<protocol::Receipts>(&message)) {
-    // Receipts ready at the same moment (protocol 3): each as if it came alone.
-    for (const protocol::Receipt& one : batch->receipts) WRIT_RETURN_IF_ERROR(OnMessage(one));
     return Status::Ok();
   }
   if (const auto* wire = std::get_if<protocol::Receipt>(&message)) {
