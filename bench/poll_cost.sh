@@ -2,7 +2,8 @@
 # What `--poll busy` costs and buys (docs/benchmarks.md, "Busy polling"): the CPU an
 # idle `writ serve` uses over IDLE_SECONDS, then 4 KiB session deliveries until
 # `validated` (small_delivery_bench), each with --poll block and --poll busy on both
-# sides, per provider, with the receiver's CPU for the deliveries.
+# sides, per provider, with the receiver's CPU for the deliveries and how many
+# signatures its receipts took. SENDERS=N runs N sessions at once (default 1).
 #   bench/poll_cost.sh [BUILD_DIR] [COUNT] [PROVIDERS...]
 set -euo pipefail
 build=${1:-build/release}
@@ -13,6 +14,7 @@ providers=("$@")
 writ=$build/tools/writ/writ
 bench=$build/bench/small_delivery_bench
 idle_seconds=${IDLE_SECONDS:-2}
+senders=${SENDERS:-1}
 here=$(cd "$(dirname "$0")" && pwd)
 source "$here/wait_line.sh"
 work=$(mktemp -d)
@@ -36,14 +38,20 @@ for provider in "${providers[@]}"; do
     sleep "$idle_seconds"
     idle=$(awk -v a="$before" -v b="$(cpu_s "$pid")" 'BEGIN { printf "%.2f", b - a }')
     before=$(cpu_s "$pid")
-    result=$("$bench" --to "$address" --file "$work/4k" --count "$count" --mode session \
-      --poll "$mode" --json)
+    pids=()
+    for ((i = 0; i < senders; i++)); do
+      "$bench" --to "$address" --file "$work/4k" --count "$count" --mode session \
+        --poll "$mode" --json > "$work/result-$i.json" &
+      pids+=($!)
+    done
+    wait "${pids[@]}"
+    result=$(jq -c '.session' "$work"/result-*.json | tr '\n' ' ')
     used=$(awk -v a="$before" -v b="$(cpu_s "$pid")" 'BEGIN { printf "%.2f", b - a }')
     kill -TERM "$pid"
     wait "$pid" || true
     signed=$(grep -o '[0-9]* receipt(s) signed with [0-9]* signature(s)' "$log" || true)
     echo "$provider --poll $mode: idle serve ${idle} CPU-s in ${idle_seconds} s;" \
-      "session: $(echo "$result" | tr -d '\n' | sed 's/  */ /g');" \
+      "session(s): $result;" \
       "serve CPU for the deliveries ${used} s; ${signed}"
   done
 done
