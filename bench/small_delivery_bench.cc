@@ -7,7 +7,7 @@
 // also sends that file --big-count times through the session and reports GB/s.
 //   small_delivery_bench --to HOST:PORT --file PATH [--count 200] [--mode both|oneshot|session]
 //                        [--big-file PATH [--big-count 3] [--chunk-size 8MiB]]
-//                        [--source auto|zero-copy|staging] [--json]
+//                        [--source auto|zero-copy|staging] [--poll block|busy] [--json]
 // --json prints one document; its top-level median_us / p99_us / per_second are the
 // session path's (bench/compare reads median_us).
 #include <algorithm>
@@ -61,11 +61,9 @@ bool Timed(Series& s, const std::function<writ::DeliveryOutcome()>& one, int i) 
 }  // namespace
 
 int main(int argc, char** argv) {
-  std::map<std::string, std::string> flags = {{"--count", "200"},
-                                              {"--mode", "both"},
-                                              {"--big-count", "3"},
-                                              {"--chunk-size", "8388608"},
-                                              {"--source", "auto"}};
+  std::map<std::string, std::string> flags = {{"--count", "200"},   {"--mode", "both"},
+                                              {"--big-count", "3"}, {"--chunk-size", "8388608"},
+                                              {"--source", "auto"}, {"--poll", "block"}};
   bool as_json = false;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
@@ -93,6 +91,7 @@ int main(int argc, char** argv) {
     for (int i = 0; i < count; ++i) {
       writ::SendOptions options;
       options.to = flags["--to"];
+      options.busy_poll = flags["--poll"] == "busy";
       options.id = "small-" + run_id + "-oneshot-" + std::to_string(i);
       options.until = writ::Rung::kValidated;
       if (!Timed(
@@ -106,6 +105,7 @@ int main(int argc, char** argv) {
   if (mode == "both" || mode == "session") {
     writ::SessionOptions session_options;
     session_options.to = flags["--to"];
+    session_options.busy_poll = flags["--poll"] == "busy";
     const auto c0 = Clock::now();
     auto sender = writ::Sender::Connect(session_options);
     if (!sender.ok()) {

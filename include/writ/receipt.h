@@ -51,13 +51,28 @@ struct RetentionPromise {
   bool operator==(const RetentionPromise&) const = default;
 };
 
-// Who issued a receipt, checkable offline: Ed25519 over the receipt's canonical JSON
-// without this field.
+// One step of a group-signed receipt's inclusion path: the sibling's hash, and on which
+// side of the running hash it stands.
+struct MerkleStep {
+  std::string side;  // left | right
+  std::string hash;  // 64 hex digits
+  bool operator==(const MerkleStep&) const = default;
+};
+
+// Who issued a receipt, checkable offline. "ed25519": Ed25519 over the receipt's canonical
+// JSON without this field. "ed25519-merkle-sha256" (receipts signed together): Ed25519
+// over "writ-receipt-group-v1" || root, where `path` leads from this receipt's leaf,
+// SHA-256(0x00 || canonical JSON without this field), to `root` (docs/protocol.md).
 struct ReceiptSignature {
   std::string algorithm = "ed25519";
   std::string key_id;      // first 16 hex digits of SHA-256(public key)
   std::string public_key;  // 64 hex digits
   std::string value;       // 128 hex digits
+  // The group form only; empty / 0 in the plain form.
+  std::string root;  // 64 hex digits
+  std::vector<MerkleStep> path;
+  uint64_t leaf_index = 0;
+  uint64_t leaves = 0;
   bool operator==(const ReceiptSignature&) const = default;
 };
 

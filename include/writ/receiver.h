@@ -92,6 +92,10 @@ struct ReceiverOptions {
   // Threads that digest received windows (never the fabric's progress thread nor a
   // connection's); 0: min(4, hardware threads).
   uint32_t digest_threads = 0;
+  // `--poll busy`: the fabric progress thread polls the completion queues in a loop
+  // (yielding between polls) instead of sleeping on their wait objects: lower latency for
+  // a core kept busy even when idle (docs/cli.md). Default: blocking.
+  bool busy_poll = false;
   uint32_t max_connections = 64;
   // Limits, each enforced with a named refusal. A "sender" is its announce key when
   // senders authenticate (--allow), else its host.
@@ -178,6 +182,10 @@ struct ShutdownSummary {
   std::vector<std::string> drained;
   std::vector<std::string> aborted;
   bool deadline_passed = false;  // something was still in progress at the drain deadline
+  // Over the receiver's life: receipts signed, and the Ed25519 signatures that took (fewer
+  // when receipts ready together were group-signed).
+  uint64_t receipts_signed = 0;
+  uint64_t signatures = 0;
 };
 
 // What Receiver::Remove took out of the store.

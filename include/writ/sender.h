@@ -59,6 +59,7 @@ struct SendOptions {
   // source is not digested again. Empty: from the digest cache, else computed as the
   // chunks are written and sent with the commit.
   std::vector<uint8_t> digest;
+  bool busy_poll = false;  // as SessionOptions::busy_poll
 };
 
 // One completion record as the sender read it. On an error record only
@@ -84,6 +85,10 @@ struct SessionOptions {
   // announce (key, nonce, time) and the sender's own transport receipts, and holds the
   // digest cache of files sent (DIR/digest-cache). Empty: unsigned, no cache.
   std::string identity_dir;
+  // `--poll busy`: wait for completions and the receiver by polling in a loop (yielding
+  // the core between polls) instead of sleeping on wait objects: lower latency for a
+  // busy core (docs/cli.md). Default: blocking.
+  bool busy_poll = false;
 };
 
 // What each delivery of a session chooses for itself.

@@ -14,9 +14,13 @@ constexpr unsigned kSpinPolls = 200;
 constexpr int kWaitTimeoutMs = 100;
 }  // namespace
 
-ProgressLoop::ProgressLoop(FabricPort& node, Handler on_record, FailureHandler on_failure)
-    : node_(node), on_record_(std::move(on_record)), on_failure_(std::move(on_failure)) {
-  if (node_.can_wait()) {
+ProgressLoop::ProgressLoop(FabricPort& node, Handler on_record, FailureHandler on_failure,
+                           Mode mode)
+    : node_(node),
+      on_record_(std::move(on_record)),
+      on_failure_(std::move(on_failure)),
+      mode_(mode) {
+  if (node_.can_wait() && mode_ == Mode::kBlock) {
     auto wake = EventFd::Create();
     if (wake.ok()) wake_fd_ = std::move(wake).value();  // else: the polling loop below
   }
@@ -61,6 +65,10 @@ void ProgressLoop::Run() {
     if (*polled > 0) {
       idle_polls = 0;
       last_record = std::chrono::steady_clock::now();
+      continue;
+    }
+    if (mode_ == Mode::kBusy) {
+      std::this_thread::yield();
       continue;
     }
     if (wake_fd_.fd() >= 0) {

@@ -24,7 +24,12 @@ class ProgressLoop {
   // Called once if polling itself fails; the loop then stops.
   using FailureHandler = std::function<void(const Status&)>;
 
-  ProgressLoop(FabricPort& node, Handler on_record, FailureHandler on_failure = nullptr);
+  // kBusy (`--poll busy`): never sleeps nor blocks; polls in a loop, yielding between
+  // polls, for latency at the cost of a core kept busy even when idle.
+  enum class Mode { kBlock, kBusy };
+
+  ProgressLoop(FabricPort& node, Handler on_record, FailureHandler on_failure = nullptr,
+               Mode mode = Mode::kBlock);
   ~ProgressLoop();  // stops and joins
   ProgressLoop(const ProgressLoop&) = delete;
   ProgressLoop& operator=(const ProgressLoop&) = delete;
@@ -40,6 +45,7 @@ class ProgressLoop {
   FabricPort& node_;
   Handler on_record_;
   FailureHandler on_failure_;
+  const Mode mode_;
   std::atomic<bool> stop_{false};
   std::atomic<bool> woken_{false};
   Mutex wake_mu_;

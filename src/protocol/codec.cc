@@ -21,7 +21,8 @@ static_assert(std::is_same_v<std::variant_alternative_t<5, Message>, Refuse>);
 static_assert(std::is_same_v<std::variant_alternative_t<6, Message>, Abort>);
 static_assert(std::is_same_v<std::variant_alternative_t<7, Message>, Query>);
 static_assert(std::is_same_v<std::variant_alternative_t<8, Message>, QueryAnswer>);
-static_assert(std::variant_size_v<Message> == 9);
+static_assert(std::is_same_v<std::variant_alternative_t<9, Message>, Receipts>);
+static_assert(std::variant_size_v<Message> == 10);
 
 void Put(WireWriter& w, const Hello& m) {
   w.U16(m.version);
@@ -64,6 +65,11 @@ void Put(WireWriter& w, const Commit& m) {
 void Put(WireWriter& w, const Receipt& m) {
   w.String(m.delivery_id);
   w.String(m.json);
+}
+
+void Put(WireWriter& w, const Receipts& m) {
+  w.U32(static_cast<uint32_t>(m.receipts.size()));
+  for (const Receipt& r : m.receipts) Put(w, r);
 }
 
 void Put(WireWriter& w, const Refuse& m) {
@@ -146,6 +152,21 @@ Result<Receipt> GetReceipt(WireReader& r) {
   return m;
 }
 
+Result<Receipts> GetReceipts(WireReader& r) {
+  Receipts m;
+  WRIT_ASSIGN_OR_RETURN(uint32_t count, r.U32("count"));
+  // Checked before anything is read: a count the frame cannot hold allocates nothing.
+  if (count == 0 || count > kMaxReceiptsPerMessage) {
+    return Status::Malformed("receipts.count: " + std::to_string(count) + ", expected 1 to " +
+                             std::to_string(kMaxReceiptsPerMessage));
+  }
+  for (uint32_t i = 0; i < count; ++i) {
+    WRIT_ASSIGN_OR_RETURN(Receipt one, GetReceipt(r));
+    m.receipts.push_back(std::move(one));
+  }
+  return m;
+}
+
 Result<Refuse> GetRefuse(WireReader& r) {
   Refuse m;
   WRIT_ASSIGN_OR_RETURN(m.delivery_id, r.String("delivery_id"));
@@ -196,6 +217,7 @@ Result<Message> GetAny(MessageType type, WireReader& r) {
     case MessageType::kAbort: return AsMessage(GetAbort(r));
     case MessageType::kQuery: return AsMessage(GetQuery(r));
     case MessageType::kQueryAnswer: return AsMessage(GetQueryAnswer(r));
+    case MessageType::kReceipts: return AsMessage(GetReceipts(r));
   }
   return Status::Malformed("frame.type: unknown message type " +
                            std::to_string(static_cast<int>(type)));

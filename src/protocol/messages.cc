@@ -27,7 +27,7 @@ constexpr NameTable<RefuseReason, 12> kRefuseReasons{{
     {RefuseReason::kShuttingDown, "shutting down"},
 }};
 
-constexpr NameTable<MessageType, 9> kMessageTypes{{
+constexpr NameTable<MessageType, 10> kMessageTypes{{
     {MessageType::kHello, "hello"},
     {MessageType::kAnnounce, "announce"},
     {MessageType::kGrant, "grant"},
@@ -37,6 +37,7 @@ constexpr NameTable<MessageType, 9> kMessageTypes{{
     {MessageType::kAbort, "abort"},
     {MessageType::kQuery, "query"},
     {MessageType::kQueryAnswer, "query-answer"},
+    {MessageType::kReceipts, "receipts"},
 }};
 
 }  // namespace
@@ -54,6 +55,15 @@ std::string_view MessageTypeName(MessageType type) { return NameIn(kMessageTypes
 
 std::string_view MessageTypeName(const Message& message) {
   return MessageTypeName(TypeOf(message));
+}
+
+std::vector<const Receipt*> ReceiptsOf(const Message& message) {
+  std::vector<const Receipt*> out;
+  if (const auto* one = std::get_if<Receipt>(&message)) out.push_back(one);
+  if (const auto* batch = std::get_if<Receipts>(&message)) {
+    for (const Receipt& r : batch->receipts) out.push_back(&r);
+  }
+  return out;
 }
 
 }  // namespace writ::protocol

@@ -16,7 +16,9 @@
 namespace writ::protocol {
 
 // 2: the announce's digest may be empty (not known yet), the commit carries the digest.
-inline constexpr uint16_t kProtocolVersion = 2;
+// 3: receipts ready at the same moment travel in one `receipts` message, and a receipt may
+// carry the group signature form ("ed25519-merkle-sha256").
+inline constexpr uint16_t kProtocolVersion = 3;
 
 // The public vocabulary (include/writ/types.h), carried on the wire as one byte each.
 using Rule = ::writ::Rule;
@@ -110,6 +112,15 @@ struct Receipt {
   bool operator==(const Receipt&) const = default;
 };
 
+// server -> client: receipts that were ready at the same moment (the rungs one delivery
+// reached together, or receipts of several deliveries), in the order they were issued;
+// each is handled as if it came in its own `receipt` message.
+inline constexpr size_t kMaxReceiptsPerMessage = 64;
+struct Receipts {
+  std::vector<Receipt> receipts;  // 1 to kMaxReceiptsPerMessage
+  bool operator==(const Receipts&) const = default;
+};
+
 // An empty delivery_id refuses the connection as a whole (e.g. auth).
 struct Refuse {
   std::string delivery_id;
@@ -142,8 +153,8 @@ struct QueryAnswer {
   bool operator==(const QueryAnswer&) const = default;
 };
 
-using Message =
-    std::variant<Hello, Announce, Grant, Commit, Receipt, Refuse, Abort, Query, QueryAnswer>;
+using Message = std::variant<Hello, Announce, Grant, Commit, Receipt, Refuse, Abort, Query,
+                             QueryAnswer, Receipts>;
 
 // The wire type code of each message; also the order of the variant plus one.
 enum class MessageType : uint8_t {
@@ -156,11 +167,16 @@ enum class MessageType : uint8_t {
   kAbort = 7,
   kQuery = 8,
   kQueryAnswer = 9,
+  kReceipts = 10,
 };
 
 MessageType TypeOf(const Message& message);
-// "hello", "announce", "grant", "commit", "receipt", "refuse", "abort", "query", "query-answer".
+// "hello", "announce", "grant", "commit", "receipt", "refuse", "abort", "query", "query-answer",
+// "receipts".
 std::string_view MessageTypeName(MessageType type);
 std::string_view MessageTypeName(const Message& message);
+
+// The receipts `message` carries: itself for `receipt`, every one of `receipts`, none else.
+std::vector<const Receipt*> ReceiptsOf(const Message& message);
 
 }  // namespace writ::protocol

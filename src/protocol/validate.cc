@@ -197,6 +197,18 @@ Status Check(const Receipt& m, const Checker& c) {
   return c.JsonObject("json", m.json);
 }
 
+Status Check(const Receipts& m, const Checker& c) {
+  if (m.receipts.empty() || m.receipts.size() > kMaxReceiptsPerMessage) {
+    return c.Fail("count", std::to_string(m.receipts.size()) + ", expected 1 to " +
+                               std::to_string(kMaxReceiptsPerMessage));
+  }
+  for (const Receipt& r : m.receipts) {
+    WRIT_RETURN_IF_ERROR(c.Id("delivery_id", r.delivery_id));
+    WRIT_RETURN_IF_ERROR(c.JsonObject("json", r.json));
+  }
+  return Status::Ok();
+}
+
 Status Check(const Refuse& m, const Checker& c) {
   WRIT_RETURN_IF_ERROR(c.Id("delivery_id", m.delivery_id, /*may_be_empty=*/true));
   if (!IsKnown(m.reason)) {

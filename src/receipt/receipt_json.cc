@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include "common/printable.h"
+#include "receipt/merkle.h"
 #include "receipt/strict_json.h"
 #include "writ/receipt.h"
 
@@ -38,7 +39,10 @@ constexpr std::string_view kDeliveryFields[] = {"id",     "bytes",  "rule",
 constexpr std::string_view kContextFields[] = {
     "operation",   "transport",        "provider",         "device",
     "memory_type", "software_release", "completion_level", "notes"};
-constexpr std::string_view kSignatureFields[] = {"algorithm", "key_id", "public_key", "value"};
+constexpr std::string_view kSignatureFields[] = {"algorithm", "key_id", "public_key", "value",
+                                                 "root",      "path",   "leaf_index", "leaves"};
+constexpr std::string_view kGroupFields[] = {"root", "path", "leaf_index", "leaves"};
+constexpr std::string_view kPathStepFields[] = {"side", "hash"};
 
 json ContextToJson(const ReceiptContext& c) {
   return json{{"operation", c.operation},
@@ -159,6 +163,30 @@ Status RungFieldsFromJson(const json& j, Receipt& r) {
   return Status::Ok();
 }
 
+// The group form's inclusion proof (merkle.h); each field required.
+Status GroupFromJson(const json& sig, ReceiptSignature& out) {
+  Reader s(sig, "signature.");
+  WRIT_RETURN_IF_ERROR(s.NonEmptyString("root", out.root));
+  WRIT_RETURN_IF_ERROR(s.Unsigned("leaf_index", out.leaf_index));
+  WRIT_RETURN_IF_ERROR(s.Unsigned("leaves", out.leaves));
+  auto path = sig.find("path");
+  if (path == sig.end()) return Status::Malformed("signature.path: missing");
+  if (!path->is_array()) return Status::Malformed("signature.path: expected array");
+  for (size_t i = 0; i < path->size(); ++i) {
+    const std::string at = "signature.path[" + std::to_string(i) + "].";
+    const json& step = (*path)[i];
+    if (!step.is_object()) {
+      return Status::Malformed("signature.path[" + std::to_string(i) + "]: expected object");
+    }
+    WRIT_RETURN_IF_ERROR(receipt::CheckKnownFields(step, at, kPathStepFields));
+    Reader r(step, at);
+    MerkleStep& parsed = out.path.emplace_back();
+    WRIT_RETURN_IF_ERROR(r.NonEmptyString("side", parsed.side));
+    WRIT_RETURN_IF_ERROR(r.NonEmptyString("hash", parsed.hash));
+  }
+  return Status::Ok();
+}
+
 Status SignatureFromJson(const json& j, Receipt& r) {
   Reader top(j, "");
   if (!top.Has("signature")) return Status::Ok();
@@ -169,7 +197,15 @@ Status SignatureFromJson(const json& j, Receipt& r) {
   WRIT_RETURN_IF_ERROR(s.NonEmptyString("algorithm", parsed.algorithm));
   WRIT_RETURN_IF_ERROR(s.NonEmptyString("key_id", parsed.key_id));
   WRIT_RETURN_IF_ERROR(s.NonEmptyString("public_key", parsed.public_key));
-  return s.NonEmptyString("value", parsed.value);
+  WRIT_RETURN_IF_ERROR(s.NonEmptyString("value", parsed.value));
+  if (parsed.algorithm == receipt::kGroupSignatureAlgorithm) return GroupFromJson(*sig, parsed);
+  for (std::string_view key : kGroupFields) {
+    if (s.Has(std::string(key).c_str())) {
+      return Status::Malformed("signature." + std::string(key) + ": only in the " +
+                               std::string(receipt::kGroupSignatureAlgorithm) + " form");
+    }
+  }
+  return Status::Ok();
 }
 
 }  // namespace
@@ -207,10 +243,18 @@ json ReceiptJsonValue(const Receipt& r, bool with_signature) {
 }
 
 json SignatureJson(const ReceiptSignature& s) {
-  return {{"algorithm", s.algorithm},
-          {"key_id", s.key_id},
-          {"public_key", s.public_key},
-          {"value", s.value}};
+  json j{{"algorithm", s.algorithm},
+         {"key_id", s.key_id},
+         {"public_key", s.public_key},
+         {"value", s.value}};
+  if (s.algorithm != kGroupSignatureAlgorithm) return j;
+  json path = json::array();
+  for (const MerkleStep& step : s.path) path.push_back({{"side", step.side}, {"hash", step.hash}});
+  j["root"] = s.root;
+  j["path"] = std::move(path);
+  j["leaf_index"] = s.leaf_index;
+  j["leaves"] = s.leaves;
+  return j;
 }
 
 }  // namespace receipt

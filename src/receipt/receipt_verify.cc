@@ -3,6 +3,7 @@
 #include <cstring>
 
 #include "receipt/identity.h"
+#include "receipt/merkle.h"
 #include "receipt/receipt_json.h"
 #include "receipt/signing.h"
 #include "writ/receipt.h"
@@ -102,11 +103,61 @@ Status CheckReceiptConsistency(const Receipt& r) {
   return Status::Ok();
 }
 
+namespace {
+
+bool Verifies(const receipt::PublicKey& key, const std::string& message,
+              const receipt::Signature& signature) {
+  return receipt::VerifySignature(
+      key, std::span(reinterpret_cast<const uint8_t*>(message.data()), message.size()), signature);
+}
+
+// The group form: the path's shape fits (leaf_index, leaves), it leads from this
+// receipt's leaf to `root`, and `value` signs that root.
+Status VerifyGroupSignature(const Receipt& r, const receipt::PublicKey& key,
+                            const receipt::Signature& signature) {
+  const ReceiptSignature& sig = *r.signature;
+  if (sig.leaves == 0) return Invalid("signature.leaves: 0, a group has at least one receipt");
+  if (sig.leaf_index >= sig.leaves) {
+    return Invalid("signature.leaf_index: " + std::to_string(sig.leaf_index) +
+                   " is not below leaves " + std::to_string(sig.leaves));
+  }
+  const std::vector<std::string> sides = receipt::ExpectedSides(sig.leaf_index, sig.leaves);
+  const std::string where =
+      "leaf " + std::to_string(sig.leaf_index) + " of " + std::to_string(sig.leaves);
+  if (sig.path.size() != sides.size()) {
+    return Invalid("signature.path: " + std::to_string(sig.path.size()) + " steps, " + where +
+                   " has " + std::to_string(sides.size()));
+  }
+  for (size_t i = 0; i < sides.size(); ++i) {
+    if (sig.path[i].side != sides[i]) {
+      return Invalid("signature.path[" + std::to_string(i) + "].side: '" + sig.path[i].side +
+                     "', but " + where + " needs '" + sides[i] + "'");
+    }
+  }
+  WRIT_ASSIGN_OR_RETURN(receipt::MerkleHash root,
+                        receipt::ParseHashHex(sig.root, "signature.root"));
+  WRIT_ASSIGN_OR_RETURN(receipt::MerkleHash reached,
+                        receipt::RootOfPath(receipt::LeafHash(ReceiptSigningBytes(r)), sig.path));
+  if (reached != root) {
+    return Invalid(
+        "signature.path: does not lead from this receipt to signature.root (the receipt or its "
+        "path changed after signing)");
+  }
+  if (!Verifies(key, receipt::GroupSigningMessage(root), signature)) {
+    return Invalid(
+        "signature: does not sign signature.root (root changed after signing, or forged)");
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
 Status VerifyReceipt(const Receipt& r, const std::string& expected_public_key_hex) {
   WRIT_RETURN_IF_ERROR(CheckReceiptConsistency(r));
   if (!r.signature) return Invalid("signature: the receipt is not signed");
   const ReceiptSignature& sig = *r.signature;
-  if (sig.algorithm != "ed25519")
+  const bool group = sig.algorithm == receipt::kGroupSignatureAlgorithm;
+  if (sig.algorithm != "ed25519" && !group)
     return Invalid("signature.algorithm: unsupported '" + sig.algorithm + "'");
   auto key = receipt::ParsePublicKeyHex(sig.public_key);
   if (!key.ok()) return Invalid("signature.public_key: " + key.status().message());
@@ -119,10 +170,8 @@ Status VerifyReceipt(const Receipt& r, const std::string& expected_public_key_he
   WRIT_ASSIGN_OR_RETURN(std::vector<uint8_t> value, Unhex(sig.value, 64, "signature.value"));
   receipt::Signature signature{};
   std::memcpy(signature.data(), value.data(), signature.size());
-  const std::string bytes = ReceiptSigningBytes(r);
-  if (!receipt::VerifySignature(
-          *key, std::span(reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size()),
-          signature)) {
+  if (group) return VerifyGroupSignature(r, *key, signature);
+  if (!Verifies(*key, ReceiptSigningBytes(r), signature)) {
     return Invalid(
         "signature: does not match the receipt's contents (changed after signing, or forged)");
   }

@@ -85,6 +85,7 @@ void Connection::Run() {
       status = ReadMessages(close);
     }
     if (status.ok() && !close && delivery_) status = Advance();
+    if (status.ok()) status = FlushReceipts();
     if (status.ok() && !close) status = CheckTimeouts(close);
     if (status.ok() && !close) status = ObserveShutdown(close);
     if (!status.ok() && delivery_) {
@@ -160,6 +161,16 @@ Status Connection::Send(const protocol::Message& message) {
     NoteRefusal(core_, *refuse);
     refused_.push_back(*refuse);
   }
+  WRIT_RETURN_IF_ERROR(FlushReceipts());  // what was issued before goes first
+  return SendNow(message);
+}
+
+Status Connection::FlushReceipts() {
+  for (const protocol::Message& message : outbox_.Take()) WRIT_RETURN_IF_ERROR(SendNow(message));
+  return Status::Ok();
+}
+
+Status Connection::SendNow(const protocol::Message& message) {
   // A sender that committed and left (e.g. --until transport) still gets its delivery
   // validated and retained; there is just nobody to tell.
   if (peer_gone_) return Status::Ok();
@@ -184,14 +195,15 @@ Status Connection::Refuse(const std::string& id, RefuseReason reason, const std:
 }
 
 Result<std::string> Connection::Sign(Receipt receipt) const {
-  return receipt::SignReceiptToJson(receipt, *core_.identity);
+  return core_.signer->SignOne(std::move(receipt));
 }
 
 Status Connection::SendReceipt(const Receipt& receipt) {
   WRIT_ASSIGN_OR_RETURN(std::string json, Sign(receipt));
   receipts_.push_back(json);
   if (delivery_) NoteRung(core_, *delivery_, receipt.rung);
-  return Send(protocol::Receipt{receipt.delivery.id, std::move(json)});
+  outbox_.Add(receipt.delivery.id, std::move(json));
+  return Status::Ok();
 }
 
 // Admission: the checks of admission.h in order, the first refusal ending it, then the
@@ -213,10 +225,8 @@ Status Connection::OnAnnounce(const protocol::Announce& a) {
     if (!upgrade && !a.digest.empty() && admission::HeldForThisSender(**held, identity_)) {
       // The same authenticated sender, the same content: the existing receipts, without
       // moving the bytes again.
-      for (const auto& json : (*held)->receipts) {
-        WRIT_RETURN_IF_ERROR(Send(protocol::Receipt{a.delivery_id, json}));
-      }
-      return Status::Ok();
+      for (const auto& json : (*held)->receipts) outbox_.Add(a.delivery_id, json);
+      return FlushReceipts();
     }
     // Anyone else proves it holds the bytes by sending them.
   }
@@ -515,12 +525,15 @@ Status Connection::Finish() {
   if (d.upgrade) WRIT_RETURN_IF_ERROR(CheckUpgradeContent(a));
   if (!delivery_) return Status::Ok();
   if (a.until == Rung::kProcessed && core_.options.processing) {
+    WRIT_RETURN_IF_ERROR(FlushReceipts());  // `validated` does not wait for the step
     bool refused = false;
     WRIT_RETURN_IF_ERROR(Process(a, ref, refused));
     if (refused) return Status::Ok();
   }
   if (Status out = PublishOut(a); !out.ok()) return RefuseOut(a.delivery_id, out);
   if (d.redelivery) return AnswerFromStore(a);
+  // Nor for a commit that syncs to the device.
+  if (a.retention == RetentionClass::kPowerLoss) WRIT_RETURN_IF_ERROR(FlushReceipts());
   const auto commit_began = Clock::now();
   auto evidence = d.writer().Commit(receipts_);
   if (evidence.ok()) core_.metrics.StoreCommitted(a.retention, SecondsSince(commit_began));
@@ -544,7 +557,8 @@ Status Connection::Finish() {
   EndDelivery();
   core_.shutdown.NoteDrained(a.delivery_id);
   NoteRetained(a.delivery_id);
-  return Send(protocol::Receipt{a.delivery_id, json});
+  outbox_.Add(a.delivery_id, json);
+  return FlushReceipts();  // with the rungs reached in the same pass
 }
 
 // The processing step, for a delivery that asks for `processed`: its receipt, or the
@@ -603,11 +617,9 @@ Status Connection::AnswerFromStore(const protocol::Announce& a) {
   NoteRetained(a.delivery_id);
   for (const auto& json : (*held)->receipts) {
     auto receipt = ReceiptFromJson(json);
-    if (receipt.ok() && receipt->rung == ReceiptRung::kRetained) {
-      WRIT_RETURN_IF_ERROR(Send(protocol::Receipt{a.delivery_id, json}));
-    }
+    if (receipt.ok() && receipt->rung == ReceiptRung::kRetained) outbox_.Add(a.delivery_id, json);
   }
-  return Status::Ok();
+  return FlushReceipts();
 }
 
 Status Connection::PublishOut(const protocol::Announce& a) {

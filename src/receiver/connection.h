@@ -14,6 +14,7 @@
 #include "receiver/delivery_log.h"
 #include "receiver/inbound_delivery.h"
 #include "receiver/notification_router.h"
+#include "receiver/receipt_outbox.h"
 #include "receiver/receiver_core.h"
 
 namespace writ::receiver {
@@ -78,10 +79,16 @@ class Connection {
   Status CheckTimeouts(bool& close);
   Status CheckDeliveryTimeouts(Clock::time_point now);
   Clock::time_point NextDeadline() const;
+  // Sends what the outbox holds first, so messages leave in the order they were issued.
   Status Send(const protocol::Message& message);
+  Status SendNow(const protocol::Message& message);
+  // The receipts issued since the last flush, in one message where they are several.
+  Status FlushReceipts();
   Status Refuse(const std::string& id, protocol::RefuseReason reason, const std::string& detail);
-  // Signs with the receiver's identity; the canonical JSON that is sent and stored.
+  // Signs with the receiver's identity (ReceiptSigner: grouped with other connections'
+  // receipts ready meanwhile); the canonical JSON that is sent and stored.
   Result<std::string> Sign(Receipt receipt) const;
+  // Signs and records `receipt`; the outbox sends it at the next flush.
   Status SendReceipt(const Receipt& receipt);
   void Revoke(LiveWindow& window);
   void EndDelivery();
@@ -98,6 +105,7 @@ class Connection {
   std::unique_ptr<InboundDelivery> delivery_;
   std::optional<AdmittedDelivery> admitted_;  // the id and limit delivery_ holds
   std::vector<std::string> receipts_;         // issued for the current delivery, JSON
+  ReceiptOutbox outbox_;                      // signed, not yet sent
   std::vector<uint32_t> notifications_;
   std::atomic<bool> finished_{false};
   bool peer_gone_ = false;  // the sender closed after committing

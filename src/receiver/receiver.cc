@@ -168,6 +168,7 @@ Status ReceiverImpl::Init() {
   auto identity = receipt::Identity::LoadOrCreate(identity_dir);
   if (!identity.ok()) return identity.status().Annotate("receiver identity");
   core_.identity.emplace(std::move(identity).value());
+  core_.signer = std::make_unique<receiver::ReceiptSigner>(*core_.identity);
   if (!opt.allow_file.empty()) {
     WRIT_ASSIGN_OR_RETURN(core_.auth, receiver::SenderAuth::FromAllowFile(opt.allow_file));
   }
@@ -215,7 +216,8 @@ Status ReceiverImpl::Init() {
   WRIT_RETURN_IF_ERROR(StartExpirySweep());
 
   progress_ = std::make_unique<fabric::ProgressLoop>(
-      *core_.node, [this](const fabric::WorkCompletion& r) { OnRecord(r); });
+      *core_.node, [this](const fabric::WorkCompletion& r) { OnRecord(r); }, nullptr,
+      opt.busy_poll ? fabric::ProgressLoop::Mode::kBusy : fabric::ProgressLoop::Mode::kBlock);
   core_.progress = progress_.get();
   WRIT_RETURN_IF_ERROR(StartMetrics());
   WRIT_RETURN_IF_ERROR(StartThread(accept_thread_, "the accept thread", [this] { AcceptLoop(); }));
@@ -435,7 +437,10 @@ Result<ShutdownSummary> ReceiverImpl::Shutdown(std::chrono::milliseconds drain) 
     }
   }
   WRIT_RETURN_IF_ERROR(Stop());
-  return core_.shutdown.Summary();
+  ShutdownSummary summary = core_.shutdown.Summary();
+  summary.receipts_signed = core_.signer->receipts_signed();
+  summary.signatures = core_.signer->signatures();
+  return summary;
 }
 
 }  // namespace

@@ -15,6 +15,7 @@
 #include "receiver/digest_pool.h"
 #include "receiver/metrics.h"
 #include "receiver/notification_router.h"
+#include "receiver/receipt_signer.h"
 #include "receiver/reservation.h"
 #include "receiver/sender_auth.h"
 #include "receiver/shutdown_state.h"
@@ -38,6 +39,7 @@ struct ReceiverCore {
   ReceiptContext context;                     // for receipts this receiver issues
   std::vector<uint8_t> fabric_address;        // sent in Hello
   std::optional<receipt::Identity> identity;  // signs every receipt
+  std::unique_ptr<ReceiptSigner> signer;      // with `identity`, for every connection
   SenderAuth auth;                            // --allow
   ShutdownState shutdown;                     // Receiver::Shutdown: admission, drain, abort
   Metrics metrics;                            // counted by connections, rendered on a scrape

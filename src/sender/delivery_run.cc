@@ -222,6 +222,8 @@ Status DeliveryRun::Loop() {
     wait_fds_.clear();
     if (CanPost()) {
       wait = 0us;
+    } else if (link_.busy_poll()) {
+      std::this_thread::yield();  // --poll busy: never sleeps, polls again at once
     } else if (WritesIdle()) {
       wait = 20ms;  // only the receiver can move things on
     } else if (idle_spins_ < kSpinsBeforeNap) {
@@ -336,6 +338,12 @@ Status DeliveryRun::ReadControl(std::chrono::microseconds wait) {
 }
 
 Status DeliveryRun::OnMessage(const protocol::Message& message) {
+  if (const auto* batch = std::get_if<protocol::Receipts>(&message)) {
+    // Receipts ready at the same moment (protocol 3): each as if it came alone (a stale
+    // one among them is skipped alone).
+    for (const protocol::Receipt& one : batch->receipts) WRIT_RETURN_IF_ERROR(OnMessage(one));
+    return Status::Ok();
+  }
   const std::string& id = out_.delivery.id;
   // Late grants or refusals of the session's previous delivery (e.g. one it aborted).
   if (!stale_id_.empty() && stale_id_ != id && IdOf(message) == stale_id_) return Status::Ok();

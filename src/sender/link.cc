@@ -48,6 +48,7 @@ Result<std::unique_ptr<Link>> Link::Open(const SessionOptions& options,
   if (!host_port.ok()) return Status::InvalidArgument("--to: " + host_port.status().message());
   std::unique_ptr<Link> link(new Link());
   link->depth_ = options.depth;
+  link->busy_poll_ = options.busy_poll;
   auto channel = protocol::ControlChannel::Connect(host_port->first, host_port->second,
                                                    options.connect_timeout);
   if (!channel.ok()) {

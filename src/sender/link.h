@@ -35,6 +35,7 @@ class Link {
   const std::vector<uint8_t>& local_address() const { return local_address_; }
   const protocol::Hello& hello() const { return hello_; }
   uint32_t depth() const { return depth_; }
+  bool busy_poll() const { return busy_poll_; }  // SessionOptions::busy_poll
   // Unique over the session, so a late record can never be taken for a later request.
   uint64_t NextRequestId() { return next_request_id_++; }
 
@@ -60,6 +61,7 @@ class Link {
   fabric::Peer peer_;
   std::vector<uint8_t> local_address_;
   uint32_t depth_ = 0;
+  bool busy_poll_ = false;
   uint64_t next_request_id_ = 1;
   uint8_t* staging_ = nullptr;
   uint64_t slot_bytes_ = 0;

@@ -102,10 +102,12 @@ class Sender::Impl {
       if (const auto* r = std::get_if<protocol::Refuse>(&*message);
           r && r->delivery_id == pending_id_) {
         pending_id_.clear();
-      } else if (const auto* w = std::get_if<protocol::Receipt>(&*message);
-                 w && w->delivery_id == pending_id_) {
-        auto receipt = ReceiptFromJson(w->json);
-        if (receipt.ok() && receipt->rung == ReceiptRung::kRetained) pending_id_.clear();
+      } else if (const auto receipts = protocol::ReceiptsOf(*message);
+                 !receipts.empty() && receipts.front()->delivery_id == pending_id_) {
+        for (const protocol::Receipt* w : receipts) {
+          auto receipt = ReceiptFromJson(w->json);
+          if (receipt.ok() && receipt->rung == ReceiptRung::kRetained) pending_id_.clear();
+        }
       } else {
         return Break(Status::Malformed(std::string("unexpected '") +
                                        std::string(protocol::MessageTypeName(*message)) +
@@ -193,6 +195,7 @@ SessionOptions SessionOptionsOf(const SendOptions& o) {
   s.provider = o.provider;
   s.depth = o.depth;
   s.identity_dir = o.identity_dir;
+  s.busy_poll = o.busy_poll;
   return s;
 }
 

@@ -65,10 +65,14 @@ HostileOutcome NotifyingSender::Run(protocol::Announce announce,
       ++out.grants;
       if (!NotifyWindow(*grant, announce.chunk_size).ok()) break;
       out.notifications += grant->chunk_count;
-    } else if (const auto* receipt = std::get_if<protocol::Receipt>(&*message)) {
-      auto parsed = ReceiptFromJson(receipt->json);
-      out.rungs.push_back(parsed.ok() ? std::string(ReceiptRungName(parsed->rung)) : "?");
-      if (parsed.ok() && parsed->rung == ReceiptRung::kRetained) return out;
+    } else if (const auto receipts = protocol::ReceiptsOf(*message); !receipts.empty()) {
+      bool retained = false;
+      for (const protocol::Receipt* receipt : receipts) {
+        auto parsed = ReceiptFromJson(receipt->json);
+        out.rungs.push_back(parsed.ok() ? std::string(ReceiptRungName(parsed->rung)) : "?");
+        retained = retained || (parsed.ok() && parsed->rung == ReceiptRung::kRetained);
+      }
+      if (retained) return out;
     } else if (const auto* refuse = std::get_if<protocol::Refuse>(&*message)) {
       out.refusals.push_back(*refuse);
       return out;

@@ -87,7 +87,7 @@ TEST(CodecReject, OversizeLength) {
 
 TEST(CodecReject, UnknownType) {
   const std::vector<uint8_t> payload = PayloadOf(Encode(testing::SampleCommit()));
-  for (int type : {0, 10, 42, 255}) {
+  for (int type : {0, 11, 42, 255}) {
     EXPECT_ERROR(Decode(RawFrame(static_cast<uint8_t>(type), payload)), ErrorCode::kMalformed,
                  "frame.type: unknown message type " + std::to_string(type));
   }
@@ -107,11 +107,12 @@ TEST(CodecReject, BadMagic) {
 
 TEST(CodecReject, OtherVersionsAreUnsupported) {
   const std::vector<uint8_t> payload = PayloadOf(Encode(testing::SampleCommit()));
-  // 1: the layout before the commit carried the digest.
-  for (int version : {0, 1, 3, 0x100, 0xffff}) {
+  // 1: the layout before the commit carried the digest; 2: before `receipts` and group
+  // signatures.
+  for (int version : {0, 1, 2, 4, 0x100, 0xffff}) {
     EXPECT_ERROR(Decode(RawFrame(4, payload, static_cast<uint16_t>(version))),
                  ErrorCode::kUnsupported,
-                 "frame.version: " + std::to_string(version) + ", this build speaks 2");
+                 "frame.version: " + std::to_string(version) + ", this build speaks 3");
   }
 }
 
@@ -182,6 +183,16 @@ TEST(CodecReject, EveryBitFlipIsRefusedOrCanonical) {
         }
       }
     }
+  }
+}
+
+TEST(CodecReject, ReceiptsCountIsCheckedBeforeAnyEntry) {
+  // A count no frame could hold is refused at once, without reading (or allocating) entries.
+  for (uint32_t count : {0u, 65u, 0xffffffffu}) {
+    std::vector<uint8_t> payload(4);
+    for (int i = 0; i < 4; ++i) payload[i] = static_cast<uint8_t>(count >> (8 * i));
+    EXPECT_ERROR(Decode(RawFrame(10, payload)), ErrorCode::kMalformed,
+                 "receipts.count: " + std::to_string(count) + ", expected 1 to 64");
   }
 }
 

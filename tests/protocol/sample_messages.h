@@ -58,9 +58,16 @@ inline QueryAnswer SampleQueryAnswer() {
   return QueryAnswer{"RC-233", R"({"id":"RC-233","state":"retained","retention":"volatile"})"};
 }
 
+// Receipts ready together: two rungs of one delivery, then another delivery's.
+inline Receipts SampleReceipts() {
+  return Receipts{{SampleReceipt(),
+                   Receipt{"RC-233", R"({"rung":"retained","retention":"volatile"})"},
+                   Receipt{"RC-234", R"({"rung":"received","bytes":4096})"}}};
+}
+
 inline std::vector<Message> AllSamples() {
-  return {SampleHello(),  SampleAnnounce(), SampleGrant(), SampleCommit(),     SampleReceipt(),
-          SampleRefuse(), SampleAbort(),    SampleQuery(), SampleQueryAnswer()};
+  return {SampleHello(),  SampleAnnounce(), SampleGrant(), SampleCommit(),      SampleReceipt(),
+          SampleRefuse(), SampleAbort(),    SampleQuery(), SampleQueryAnswer(), SampleReceipts()};
 }
 
 }  // namespace writ::protocol::testing

@@ -32,7 +32,7 @@ inline std::vector<std::pair<std::string, std::vector<uint8_t>>> SeedCorpus() {
   std::vector<uint8_t> magic = Encode(SampleCommit());
   magic[0] = 'X';
   seeds.emplace_back("reject-bad-magic", magic);
-  seeds.emplace_back("reject-unknown-type", RawFrame(10, PayloadOf(Encode(SampleCommit()))));
+  seeds.emplace_back("reject-unknown-type", RawFrame(99, PayloadOf(Encode(SampleCommit()))));
   seeds.emplace_back("reject-version-1", RawFrame(4, PayloadOf(Encode(SampleCommit())), 1));
   std::vector<uint8_t> trailing = PayloadOf(Encode(SampleQuery()));
   trailing.push_back(0);
@@ -41,6 +41,10 @@ inline std::vector<std::pair<std::string, std::vector<uint8_t>>> SeedCorpus() {
   short_digest.digest.resize(15);
   seeds.emplace_back("reject-digest-length", Encode(short_digest));
   seeds.emplace_back("reject-receipt-not-object", Encode(Receipt{"RC-233", "[1,2,3]"}));
+  std::vector<uint8_t> no_receipts = PayloadOf(Encode(SampleReceipts()));
+  no_receipts.resize(4);
+  no_receipts[0] = 0;  // count 0
+  seeds.emplace_back("reject-receipts-empty", RawFrame(10, no_receipts));
   return seeds;
 }
 

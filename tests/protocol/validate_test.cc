@@ -251,5 +251,15 @@ TEST(CheckGrantFits, HugeDeliveriesDoNotOverflow) {
   EXPECT_FALSE(CheckGrantFits(a, g).ok());
 }
 
+TEST(Validate, ReceiptsHoldOneToSixtyFourValidReceipts) {
+  ExpectInvalid(Receipts{}, "receipts.count: 0, expected 1 to 64");
+  ExpectInvalid(Receipts{std::vector<Receipt>(65, Receipt{"id", "{}"})},
+                "receipts.count: 65, expected 1 to 64");
+  ExpectInvalid(Receipts{{Receipt{"id", "{}"}, Receipt{"", "{}"}}}, "receipts.delivery_id: empty");
+  ExpectInvalid(Receipts{{Receipt{"id", "{}"}, Receipt{"id", "[1]"}}},
+                "receipts.json: not a JSON object");
+  EXPECT_TRUE(Validate(Receipts{std::vector<Receipt>(64, Receipt{"id", "{}"})}, Limits{}).ok());
+}
+
 }  // namespace
 }  // namespace writ::protocol

@@ -148,6 +148,7 @@ std::vector<std::pair<Message, Fields>> Samples() {
         {"time_ms", "7654321"},
         {"signature", std::string(128, '6')}}},
       {QueryAnswer{"qa", "{\"x\":1}"}, {{"delivery_id", "qa"}, {"json", "{\"x\":1}"}}},
+      {Receipts{{Receipt{"r", "{}"}}}, {{"count", "1"}, {"delivery_id", "r"}, {"json", "{}"}}},
   };
 }
 

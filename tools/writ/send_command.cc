@@ -33,6 +33,7 @@ struct SendFlags {
   std::string identity;
   std::string source = "auto";
   std::string digest;
+  std::string poll = "block";
 };
 
 Status BuildOptions(const SendFlags& f, SendOptions& o) {
@@ -67,6 +68,7 @@ Status BuildOptions(const SendFlags& f, SendOptions& o) {
     o.digest = std::move(digest).value();
   }
   o.depth = f.depth;
+  o.busy_poll = f.poll == "busy";
   o.identity_dir = f.identity;
   o.max_attempts = f.attempts;
   if (f.source == "zero-copy") {
@@ -132,6 +134,11 @@ void RegisterSend(CLI::App& app, CommandContext& ctx) {
       ->capture_default_str();
   cmd->add_option("--depth", f->depth, "chunk writes in flight")->capture_default_str();
   cmd->add_option("--attempts", f->attempts, "attempts per chunk")->capture_default_str();
+  cmd->add_option("--poll", f->poll,
+                  "block | busy: busy polls completions and the receiver in a loop instead of "
+                  "sleeping (lower latency, a core kept busy)")
+      ->check(CLI::IsMember({"block", "busy"}))
+      ->capture_default_str();
   cmd->add_flag("--json", f->json, "print one JSON document");
   cmd->add_option("--evidence", f->evidence, "write a writ.evidence/1 bundle to this file");
   cmd->add_option("--identity", f->identity,

@@ -41,6 +41,7 @@ struct ServeFlags {
   uint32_t max_deliveries_per_sender = 16;
   uint32_t max_windows_per_sender = 16;
   uint32_t digest_threads = 0;  // 0: min(4, hardware threads)
+  std::string poll = "block";
   std::string volatile_capacity = "0";
   uint32_t max_connections = 64;
   uint32_t max_connections_per_address = 16;
@@ -223,7 +224,9 @@ int AwaitStop(Receiver& receiver, const sigset_t& stop_signals, std::chrono::mil
   auto summary = receiver.Shutdown(drain);
   if (!summary.ok()) return ReportError(summary.status());
   log("shut down: " + Listed(summary->drained) + " delivery(ies) finished while draining, " +
-      Listed(summary->aborted) + " aborted at the drain deadline");
+      Listed(summary->aborted) + " aborted at the drain deadline; " +
+      std::to_string(summary->receipts_signed) + " receipt(s) signed with " +
+      std::to_string(summary->signatures) + " signature(s)");
   return kExitOk;
 }
 
@@ -272,6 +275,7 @@ int RunServe(const ServeFlags& flags) {
   options.volatile_reserve_bytes = *reserve;
   if (adaptive_reserve) options.volatile_reserve_limit_bytes = AdaptiveReserveLimit(*pool);
   options.digest_threads = flags.digest_threads;
+  options.busy_poll = flags.poll == "busy";
   Status store_flags = StoreOptions(flags, options);
   if (!store_flags.ok()) return ReportError(store_flags);
   // Every event (deliveries, refusals, recovery, the store, limits that hit), one line each
@@ -357,6 +361,11 @@ void RegisterServe(CLI::App& app, CommandContext& ctx) {
       ->capture_default_str();
   cmd->add_option("--digest-threads", flags->digest_threads,
                   "threads that digest received bytes; 0: min(4, hardware threads)")
+      ->capture_default_str();
+  cmd->add_option("--poll", flags->poll,
+                  "block | busy: busy polls the fabric in a loop instead of sleeping (lower "
+                  "latency, a core kept busy even when idle)")
+      ->check(CLI::IsMember({"block", "busy"}))
       ->capture_default_str();
   cmd->add_option("--scratch", flags->scratch,
                   "hold volatile deliveries in unlinked files in this directory (default: in "

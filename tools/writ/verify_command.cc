@@ -49,6 +49,11 @@ int RunVerify(const std::string& path, const std::string& key) {
             << (key.empty() ? " (the key it names; pass --key to pin the issuer)"
                             : " (the key given)")
             << '\n';
+  if (const ReceiptSignature& sig = *receipt->signature; !sig.root.empty()) {
+    std::cout << "group: receipt " << sig.leaf_index + 1 << " of " << sig.leaves
+              << " signed together (one signature over their Merkle root " << sig.root
+              << "; its path checked)\n";
+  }
   auto rule = ParseRule(d.rule);  // known: the receipt is consistent
   if (rule.ok() && !RuleCaveat(*rule).empty()) std::cout << "note: " << RuleCaveat(*rule) << '\n';
   return kExitOk;

@@ -1,0 +1,103 @@
+#include "receipt/merkle.h"
+
+#include <openssl/sha.h>
+
+namespace writ::receipt {
+namespace {
+
+MerkleHash Sha256(uint8_t domain, std::string_view a, std::string_view b = {}) {
+  std::string input;
+  input.reserve(1 + a.size() + b.size());
+  input += static_cast<char>(domain);
+  input += a;
+  input += b;
+  MerkleHash out{};
+  SHA256(reinterpret_cast<const uint8_t*>(input.data()), input.size(), out.data());
+  return out;
+}
+
+std::string_view View(const MerkleHash& h) {
+  return {reinterpret_cast<const char*>(h.data()), h.size()};
+}
+
+}  // namespace
+
+MerkleHash LeafHash(std::string_view bytes) { return Sha256(0x00, bytes); }
+
+MerkleHash NodeHash(const MerkleHash& left, const MerkleHash& right) {
+  return Sha256(0x01, View(left), View(right));
+}
+
+std::vector<std::vector<MerkleHash>> MerkleLevels(std::vector<MerkleHash> leaves) {
+  std::vector<std::vector<MerkleHash>> levels;
+  levels.push_back(std::move(leaves));
+  while (levels.back().size() > 1) {
+    const std::vector<MerkleHash>& below = levels.back();
+    std::vector<MerkleHash> above;
+    for (size_t i = 0; i < below.size(); i += 2) {
+      above.push_back(i + 1 < below.size() ? NodeHash(below[i], below[i + 1]) : below[i]);
+    }
+    levels.push_back(std::move(above));
+  }
+  return levels;
+}
+
+std::vector<MerkleStep> InclusionPath(const std::vector<std::vector<MerkleHash>>& levels,
+                                      uint64_t index) {
+  std::vector<MerkleStep> path;
+  for (size_t level = 0; level + 1 < levels.size(); ++level, index /= 2) {
+    const uint64_t sibling = index ^ 1;
+    if (sibling >= levels[level].size()) continue;  // promoted: no sibling at this level
+    path.push_back({index % 2 == 1 ? "left" : "right", HashHex(levels[level][sibling])});
+  }
+  return path;
+}
+
+std::vector<std::string> ExpectedSides(uint64_t index, uint64_t leaves) {
+  std::vector<std::string> sides;
+  for (uint64_t count = leaves; count > 1; count = (count + 1) / 2, index /= 2) {
+    if ((index ^ 1) < count) sides.push_back(index % 2 == 1 ? "left" : "right");
+  }
+  return sides;
+}
+
+Result<MerkleHash> RootOfPath(const MerkleHash& leaf, const std::vector<MerkleStep>& path) {
+  MerkleHash running = leaf;
+  for (size_t i = 0; i < path.size(); ++i) {
+    WRIT_ASSIGN_OR_RETURN(
+        MerkleHash sibling,
+        ParseHashHex(path[i].hash, "signature.path[" + std::to_string(i) + "].hash"));
+    running = path[i].side == "left" ? NodeHash(sibling, running) : NodeHash(running, sibling);
+  }
+  return running;
+}
+
+std::string GroupSigningMessage(const MerkleHash& root) {
+  return std::string(kGroupSigningPrefix) + std::string(View(root));
+}
+
+std::string HashHex(const MerkleHash& hash) {
+  static const char* d = "0123456789abcdef";
+  std::string hex;
+  for (uint8_t b : hash) {
+    hex += d[b >> 4];
+    hex += d[b & 15];
+  }
+  return hex;
+}
+
+Result<MerkleHash> ParseHashHex(const std::string& hex, const std::string& field) {
+  if (hex.size() != 64) return Status::Validation(field + ": not 64 hex digits");
+  MerkleHash out{};
+  for (size_t i = 0; i < hex.size(); ++i) {
+    const char c = hex[i];
+    int v = -1;
+    if (c >= '0' && c <= '9') v = c - '0';
+    if (c >= 'a' && c <= 'f') v = c - 'a' + 10;
+    if (v < 0) return Status::Validation(field + ": not lowercase hex");
+    out[i / 2] = static_cast<uint8_t>(out[i / 2] << 4 | v);
+  }
+  return out;
+}
+
+}  // namespace writ::receipt

@@ -1,0 +1,46 @@
+// The Merkle tree of a group of receipts signed together (docs/protocol.md, "Group
+// signatures"): domain-separated SHA-256, leaf = H(0x00 || bytes), node =
+// H(0x01 || left || right). The last node of a level with an odd count is promoted to
+// the next level unchanged (never duplicated: a duplicate would give two different
+// groups the same root), so it has no step at that level.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "writ/receipt.h"
+
+namespace writ::receipt {
+
+using MerkleHash = std::array<uint8_t, 32>;
+
+inline constexpr std::string_view kGroupSignatureAlgorithm = "ed25519-merkle-sha256";
+inline constexpr std::string_view kGroupSigningPrefix = "writ-receipt-group-v1";
+
+MerkleHash LeafHash(std::string_view bytes);
+MerkleHash NodeHash(const MerkleHash& left, const MerkleHash& right);
+
+// Every level of the tree over `leaves` (at least one): levels[0] is the leaves, the
+// last level holds the root alone.
+std::vector<std::vector<MerkleHash>> MerkleLevels(std::vector<MerkleHash> leaves);
+// The inclusion path of leaf `index` in the tree of `levels`, from the leaf upwards.
+std::vector<MerkleStep> InclusionPath(const std::vector<std::vector<MerkleHash>>& levels,
+                                      uint64_t index);
+// The sides a path of leaf `index` among `leaves` must have ("left": the sibling is
+// on the left), from the leaf upwards; one per level where the node has a sibling.
+std::vector<std::string> ExpectedSides(uint64_t index, uint64_t leaves);
+// The root `path` leads to from `leaf`; Validation naming the step when a hash is not
+// 64 lowercase hex digits.
+Result<MerkleHash> RootOfPath(const MerkleHash& leaf, const std::vector<MerkleStep>& path);
+
+// What the group's Ed25519 signature covers: kGroupSigningPrefix || root.
+std::string GroupSigningMessage(const MerkleHash& root);
+
+std::string HashHex(const MerkleHash& hash);
+// Validation "<field>: ..." unless 64 lowercase hex digits.
+Result<MerkleHash> ParseHashHex(const std::string& hex, const std::string& field);
+
+}  // namespace writ::receipt

@@ -1,0 +1,72 @@
+#include "receiver/receipt_signer.h"
+
+#include "receipt/signing.h"
+
+namespace writ::receiver {
+
+ReceiptSigner::ReceiptSigner(const receipt::Identity& identity, BeforeSign before_sign)
+    : identity_(identity), before_sign_(std::move(before_sign)) {}
+
+size_t ReceiptSigner::queued() const {
+  MutexLock lock(mu_);
+  size_t n = 0;
+  for (const Request* r : queue_) n += r->receipts.size();
+  return n;
+}
+
+Result<std::vector<std::string>> ReceiptSigner::Sign(std::vector<Receipt> receipts) {
+  if (receipts.empty()) return std::vector<std::string>{};
+  Request request{std::move(receipts)};
+  MutexLock lock(mu_);
+  queue_.push_back(&request);
+  while (!request.done) {
+    if (signing_) {
+      lock.Wait(signed_);
+      continue;
+    }
+    // Nobody is signing: this caller signs everything queued, its own request included.
+    signing_ = true;
+    std::vector<Request*> group;
+    group.swap(queue_);
+    lock.Unlock();
+    SignGroup(group);
+    lock.Lock();
+    signing_ = false;
+    for (Request* r : group) r->done = true;
+    signed_.notify_all();
+  }
+  return std::move(request.result);
+}
+
+Result<std::string> ReceiptSigner::SignOne(Receipt receipt) {
+  std::vector<Receipt> one;
+  one.push_back(std::move(receipt));
+  WRIT_ASSIGN_OR_RETURN(std::vector<std::string> json, Sign(std::move(one)));
+  return std::move(json.front());
+}
+
+void ReceiptSigner::SignGroup(const std::vector<Request*>& group) {
+  std::vector<Receipt> all;
+  for (Request* r : group) {
+    for (Receipt& receipt : r->receipts) all.push_back(std::move(receipt));
+  }
+  if (before_sign_) before_sign_(all.size());
+  auto signed_json = receipt::SignReceiptGroupToJson(all, identity_);
+  if (signed_json.ok()) {
+    signatures_.fetch_add(1);
+    receipts_signed_.fetch_add(all.size());
+  }
+  size_t next = 0;
+  for (Request* r : group) {
+    if (!signed_json.ok()) {
+      r->result = signed_json.status();
+      continue;
+    }
+    std::vector<std::string> own;
+    for (size_t i = 0; i < r->receipts.size(); ++i)
+      own.push_back(std::move((*signed_json)[next++]));
+    r->result = std::move(own);
+  }
+}
+
+}  // namespace writ::receiver

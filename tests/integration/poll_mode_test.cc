@@ -1,0 +1,100 @@
+// `--poll busy` (docs/cli.md): a busy-polling serve and sender still complete deliveries,
+// one chunk and several, over every loopback provider; and receipts the receiver signed
+// together verify with `writ verify`.
+#include <gtest/gtest.h>
+
+#include <fstream>
+
+#include "provider_matrix.h"
+#include "receipt/signing.h"
+#include "requirement.h"
+#include "writ_harness.h"
+
+namespace writ::testing {
+namespace {
+
+using json = nlohmann::json;
+
+class BusyPoll : public ::testing::TestWithParam<std::string> {
+ protected:
+  void SetUp() override {
+    REQUIRE_OR_FAIL(ProviderAvailable(GetParam()),
+                    "provider " << GetParam() << " cannot serve on this machine");
+  }
+};
+
+TEST_P(BusyPoll, BusyServeAndBusySenderCompleteDeliveries) {
+  TempDir dir;
+  WritePatternFile(dir.File("small"), 1, 4096);
+  WritePatternFile(dir.File("chunks"), 2, 3 << 20);
+  auto serve = Serve::Start(GetParam(), {"--poll", "busy"});
+  ASSERT_TRUE(serve);
+  for (const char* file : {"small", "chunks"}) {
+    SCOPED_TRACE(file);
+    CommandRun run = RunWrit({"send", dir.File(file), "--to", serve->address(), "--chunk-size",
+                              "1MiB", "--poll", "busy", "--retention", "volatile", "--json"});
+    ASSERT_EQ(run.exit_code, 0) << run.err;
+    EXPECT_EQ(Rungs(run.json),
+              (std::vector<std::string>{"transport", "received", "validated", "retained"}));
+  }
+  // A blocking sender against the busy serve, too.
+  CommandRun blocking = RunWrit(
+      {"send", dir.File("small"), "--to", serve->address(), "--id", "small-again", "--json"});
+  EXPECT_EQ(blocking.exit_code, 0) << blocking.err;
+  EXPECT_EQ(serve->Stop(), 0);
+}
+
+INSTANTIATE_TEST_SUITE_P(Loopback, BusyPoll, ::testing::ValuesIn(LoopbackProviderNames()),
+                         ProviderName);
+
+TEST(PollFlag, AnUnknownModeIsAUsageError) {
+  CommandRun run = RunWrit({"serve", "--poll", "sometimes"});
+  EXPECT_EQ(run.exit_code, 2) << run.err;
+}
+
+Receipt Validated(int i) {
+  Receipt r;
+  r.rung = ReceiptRung::kValidated;
+  r.delivery = {"G-" + std::to_string(i),           4096, "xxh3-128",
+                "00112233445566778899aabbccddeeff", 1,    4096};
+  r.observer = "receiver application";
+  r.issuer = "writ-serve@127.0.0.1:7233";
+  r.issued_at = "2026-11-29T07:00:00.000Z";
+  r.context = {"rdma_write_with_imm", "tcp", "tcp", "lo", "dram", "writ 0.1.0", "delivery", {}};
+  r.statement = "validated";
+  r.does_not_establish = "retention";
+  r.rule_passed = "xxh3-128 of the complete delivery";
+  return r;
+}
+
+TEST(GroupReceipts, WritVerifyChecksEachMemberAloneAndNamesATamperedPath) {
+  TempDir dir;
+  auto identity = receipt::Identity::Generate();
+  ASSERT_TRUE(identity.ok());
+  std::vector<Receipt> group{Validated(0), Validated(1), Validated(2)};
+  auto signed_json = receipt::SignReceiptGroupToJson(group, *identity);
+  ASSERT_TRUE(signed_json.ok());
+  const std::string key = receipt::PublicKeyHex(identity->public_key());
+  for (size_t i = 0; i < signed_json->size(); ++i) {
+    const std::string path = dir.File("r" + std::to_string(i) + ".json");
+    std::ofstream(path) << (*signed_json)[i];
+    CommandRun run = RunWrit({"verify", path, "--key", key});
+    EXPECT_EQ(run.exit_code, 0) << run.err;
+    EXPECT_NE(run.out.find("valid: validated receipt for G-" + std::to_string(i)),
+              std::string::npos)
+        << run.out;
+    EXPECT_NE(run.out.find("group: receipt " + std::to_string(i + 1) + " of 3"), std::string::npos)
+        << run.out;
+  }
+  json tampered = json::parse((*signed_json)[2]);
+  tampered["signature"]["path"][0]["side"] = "right";
+  std::ofstream(dir.File("tampered.json")) << tampered.dump();
+  CommandRun bad = RunWrit({"verify", dir.File("tampered.json")});
+  EXPECT_EQ(bad.exit_code, 5);
+  EXPECT_NE(bad.err.find("signature.path[0].side: 'right', but leaf 2 of 3 needs 'left'"),
+            std::string::npos)
+      << bad.err;
+}
+
+}  // namespace
+}  // namespace writ::testing
