@@ -107,11 +107,11 @@ TEST(CodecReject, BadMagic) {
 
 TEST(CodecReject, OtherVersionsAreUnsupported) {
   const std::vector<uint8_t> payload = PayloadOf(Encode(testing::SampleCommit()));
-  // 1: the layout before the commit carried the digest.
-  for (int version : {0, 1, 3, 0x100, 0xffff}) {
+  // 1: the layout before the commit carried the digest; 2: before the hello's max_in_flight.
+  for (int version : {0, 1, 2, 4, 0x100, 0xffff}) {
     EXPECT_ERROR(Decode(RawFrame(4, payload, static_cast<uint16_t>(version))),
                  ErrorCode::kUnsupported,
-                 "frame.version: " + std::to_string(version) + ", this build speaks 2");
+                 "frame.version: " + std::to_string(version) + ", this build speaks 3");
   }
 }
 
