@@ -52,10 +52,10 @@ struct ReceiverOptions {
   uint32_t max_message_bytes = 1 << 20;      // one control frame (an announce included)
   uint64_t max_delivery_bytes = 1ull << 40;  // one delivery
   uint32_t max_deliveries_per_sender = 16;   // in progress at once
+  uint32_t max_windows_per_sender = 16;      // granted at once, over all its deliveries
   // In progress at once on one connection; the hello advertises the smaller of this and
   // max_deliveries_per_sender as `max_in_flight`, and an announce past it is refused.
   uint32_t max_deliveries_per_connection = 64;
-  uint32_t max_windows_per_sender = 16;      // granted at once, over all its deliveries
   // Connections from one address (IP, whatever the port) at once. When all max_connections
   // are taken, a new connection takes the place of the one idle longest (connected with no
   // delivery in progress), so idle connections cannot lock a sender out.
