@@ -83,10 +83,8 @@ bool InFlight(const std::string& to, const std::string& file, int count, uint32_
   session_options.max_in_flight = in_flight;
   auto sender = writ::Sender::Connect(session_options);
   if (!sender.ok()) {
-    std::cerr << "connect: " << sender.status().ToString()
-              << "
-                 ";
-        return false;
+    std::cerr << "connect: " << sender.status().ToString() << "\n";
+    return false;
   }
   std::vector<writ::DeliveryHandle> handles;
   handles.reserve(count);
