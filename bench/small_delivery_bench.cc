@@ -3,18 +3,26 @@
 //   one-shot: writ::Send per delivery (control connection, fabric setup and staging
 //             registration paid every time);
 //   session:  one writ::Sender, N deliveries on it.
-// Reports median and p99 latency and deliveries per second for each. With --big-file,
+//   inflight: one writ::Sender, N deliveries of the file's bytes submitted at once, up to
+//             --in-flight (64) in flight (the receiver's --max-deliveries-per-sender
+//             bounds it too): deliveries per second, and the process's CPU seconds.
+// Reports median, p99 and p99.9 latency and deliveries per second for each. With --big-file,
 // also sends that file --big-count times through the session and reports GB/s.
-//   small_delivery_bench --to HOST:PORT --file PATH [--count 200] [--mode both|oneshot|session]
+//   small_delivery_bench --to HOST:PORT --file PATH [--count 200]
+//                        [--mode both|oneshot|session|inflight|all] [--in-flight 64]
 //                        [--big-file PATH [--big-count 3] [--chunk-size 8MiB]]
 //                        [--source auto|zero-copy|staging] [--poll block|busy] [--json]
 // --json prints one document; its top-level median_us / p99_us / per_second are the
 // session path's (bench/compare reads median_us).
+#include <sys/resource.h>
+
 #include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <fstream>
 #include <iostream>
+#include <iterator>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -41,6 +49,7 @@ struct Series {
     return {{"count", micros.size()},
             {"median_us", Percentile(0.5)},
             {"p99_us", Percentile(0.99)},
+            {"p999_us", Percentile(0.999)},
             {"per_second", micros.empty() ? 0.0 : micros.size() / seconds}};
   }
 };
@@ -58,12 +67,58 @@ bool Timed(Series& s, const std::function<writ::DeliveryOutcome()>& one, int i) 
   return true;
 }
 
+double CpuSeconds() {
+  rusage u{};
+  getrusage(RUSAGE_SELF, &u);
+  return u.ru_utime.tv_sec + u.ru_stime.tv_sec + (u.ru_utime.tv_usec + u.ru_stime.tv_usec) / 1e6;
+}
+
+// `count` deliveries of the file's bytes submitted at once on one session.
+bool InFlight(const std::string& to, const std::string& file, int count, uint32_t in_flight,
+              const std::string& run_id, nlohmann::json& doc) {
+  std::ifstream in(file, std::ios::binary);
+  const std::vector<uint8_t> bytes((std::istreambuf_iterator<char>(in)), {});
+  writ::SessionOptions session_options;
+  session_options.to = to;
+  session_options.max_in_flight = in_flight;
+  auto sender = writ::Sender::Connect(session_options);
+  if (!sender.ok()) {
+    std::cerr << "connect: " << sender.status().ToString() << "\n";
+    return false;
+  }
+  std::vector<writ::DeliveryHandle> handles;
+  handles.reserve(count);
+  const double cpu0 = CpuSeconds();
+  const auto start = Clock::now();
+  for (int i = 0; i < count; ++i) {
+    writ::DeliveryOptions options;
+    options.id = "small-" + run_id + "-inflight-" + std::to_string(i);
+    options.until = writ::Rung::kValidated;
+    handles.push_back((*sender)->SubmitBytes(bytes, options));
+  }
+  for (size_t i = 0; i < handles.size(); ++i) {
+    const writ::DeliveryOutcome& outcome = handles[i].Wait();
+    if (!outcome.status.ok()) {
+      std::cerr << "delivery " << i << ": " << outcome.status.ToString() << "\n";
+      return false;
+    }
+  }
+  const double seconds = std::chrono::duration<double>(Clock::now() - start).count();
+  doc["inflight"] = {{"count", count},
+                     {"in_flight", (*sender)->max_in_flight()},
+                     {"per_second", count / seconds},
+                     {"seconds", seconds},
+                     {"sender_cpu_s", CpuSeconds() - cpu0}};
+  return true;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   std::map<std::string, std::string> flags = {{"--count", "200"},   {"--mode", "both"},
                                               {"--big-count", "3"}, {"--chunk-size", "8388608"},
-                                              {"--source", "auto"}, {"--poll", "block"}};
+                                              {"--source", "auto"}, {"--poll", "block"},
+                                              {"--in-flight", "64"}};
   bool as_json = false;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
@@ -84,8 +139,14 @@ int main(int argc, char** argv) {
   if (flags["--source"] == "zero-copy") source = writ::SourcePath::kZeroCopy;
   if (flags["--source"] == "staging") source = writ::SourcePath::kStaging;
   nlohmann::json doc{{"count", count}};
+  if (mode == "inflight" || mode == "all") {
+    if (!InFlight(flags["--to"], flags["--file"], count,
+                  static_cast<uint32_t>(std::stoul(flags["--in-flight"])), run_id, doc)) {
+      return 1;
+    }
+  }
 
-  if (mode == "both" || mode == "oneshot") {
+  if (mode == "both" || mode == "all" || mode == "oneshot") {
     Series s;
     const auto start = Clock::now();
     for (int i = 0; i < count; ++i) {
@@ -102,7 +163,7 @@ int main(int argc, char** argv) {
     doc["oneshot"] = s.Json();
   }
 
-  if (mode == "both" || mode == "session") {
+  if (mode == "both" || mode == "all" || mode == "session") {
     writ::SessionOptions session_options;
     session_options.to = flags["--to"];
     session_options.busy_poll = flags["--poll"] == "busy";
@@ -162,9 +223,18 @@ int main(int argc, char** argv) {
   for (const char* path : {"oneshot", "session"}) {
     if (!doc.contains(path)) continue;
     const auto& s = doc[path];
-    std::printf("%-8s %d deliveries to validated: median %.1f us, p99 %.1f us, %.0f deliveries/s\n",
-                path, count, s["median_us"].get<double>(), s["p99_us"].get<double>(),
-                s["per_second"].get<double>());
+    std::printf(
+        "%-8s %d deliveries to validated: median %.1f us, p99 %.1f us, p99.9 %.1f us, %.0f "
+        "deliveries/s\n",
+        path, count, s["median_us"].get<double>(), s["p99_us"].get<double>(),
+        s["p999_us"].get<double>(), s["per_second"].get<double>());
+  }
+  if (doc.contains("inflight")) {
+    const auto& s = doc["inflight"];
+    std::printf(
+        "inflight %d deliveries to validated, %u in flight: %.0f deliveries/s, %.2f s CPU\n", count,
+        s["in_flight"].get<unsigned>(), s["per_second"].get<double>(),
+        s["sender_cpu_s"].get<double>());
   }
   if (doc.contains("session_connect_us")) {
     std::printf("session connect: %.1f us\n", doc["session_connect_us"].get<double>());

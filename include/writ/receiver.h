@@ -103,12 +103,15 @@ struct ReceiverOptions {
   uint64_t max_delivery_bytes = 1ull << 40;  // one delivery
   uint32_t max_deliveries_per_sender = 16;   // in progress at once
   uint32_t max_windows_per_sender = 16;      // granted at once, over all its deliveries
+  // In progress at once on one connection; the hello advertises the smaller of this and
+  // max_deliveries_per_sender as `max_in_flight`, and an announce past it is refused.
+  uint32_t max_deliveries_per_connection = 64;
   // Connections from one address (IP, whatever the port) at once. When all max_connections
   // are taken, a new connection takes the place of the one idle longest (connected with no
   // delivery in progress), so idle connections cannot lock a sender out.
   uint32_t max_connections_per_address = 16;
   // Connections one authenticated sender (its key) may hold at once, counted from its
-  // first signed announce on each; a connection has at most one delivery in progress.
+  // first signed announce on each.
   uint32_t max_connections_per_sender = 16;
   // Liveness (docs/security.md, "Limits"). Every one ends what it bounds with a named
   // refusal, revokes its windows and frees its id and its thread's connection.

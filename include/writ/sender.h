@@ -1,8 +1,8 @@
 // The sending end (`writ send`): moves one logical delivery as chunked RDMA
 // writes into windows the receiver granted, and waits for exactly the rung and
 // retention class the caller asked for. `Sender` keeps one session (control
-// connection, fabric connection, registered staging) for many deliveries in turn;
-// `Send` is a one-shot session of one delivery.
+// connection, fabric connection, registered staging) for many deliveries, many of them
+// in flight at once (`Submit`); `Send` is a one-shot session of one delivery.
 #pragma once
 
 #include <chrono>
@@ -80,6 +80,9 @@ struct SessionOptions {
   std::string to;        // the receiver's control address, "HOST:PORT"
   std::string provider;  // empty: the provider the receiver serves
   uint32_t depth = 4;    // chunk writes in flight (staging buffers of one chunk each)
+  // Deliveries in flight at once (announced, not yet ended by the receiver); also bounded
+  // by the receiver's hello (`max_in_flight`). Further submissions wait their turn.
+  uint32_t max_in_flight = 16;
   std::chrono::milliseconds connect_timeout{10000};
   // Directory of the sender's Ed25519 identity (created on first use): signs every
   // announce (key, nonce, time) and the sender's own transport receipts, and holds the
@@ -104,6 +107,7 @@ struct DeliveryOptions {
   uint32_t max_attempts = 1;  // per chunk; each attempt is its own work request
   // Without any progress (completion, grant, receipt) for this long: transport failure.
   std::chrono::milliseconds stall_timeout{60000};
+  // Called on the session's thread as chunks complete.
   std::function<void(uint64_t bytes_done, uint64_t bytes_total)> progress;
   SourcePath source = SourcePath::kAuto;
   // As SendOptions::digest: known to the caller, announced and not computed again.
@@ -131,13 +135,35 @@ struct DeliveryOutcome {
   Status status;
 };
 
+// A submitted delivery: its outcome once the session has finished it. Copies share it.
+class WRIT_EXPORT DeliveryHandle {
+ public:
+  class State;
+  DeliveryHandle() = default;
+  explicit DeliveryHandle(std::shared_ptr<State> state) : state_(std::move(state)) {}
+
+  bool valid() const { return state_ != nullptr; }
+  // Whether the outcome is there (Wait would not block).
+  bool Ready() const;
+  // Blocks until the delivery has finished; the same outcome on every call.
+  const DeliveryOutcome& Wait() const;
+
+ private:
+  std::shared_ptr<State> state_;
+};
+
 // A persistent sender session: one control connection, one fabric connection and the
-// registered staging, reused by every delivery, one delivery at a time (not thread-safe).
+// registered staging, shared by every delivery. `Submit` is safe from any thread and
+// returns at once; the session's own thread drives every delivery in flight (up to
+// `SessionOptions::max_in_flight`, chunk writes up to `depth` over all of them), routing
+// control messages by delivery id and completions by request id. Deliveries of the same
+// id are announced one after the other.
 // A delivery that fails leaves the session usable when the failure was the delivery's
 // own (a refusal, failed validation, a local file error) and the connection is known to
-// be clean; otherwise (control connection lost, an error completion, a stall, a protocol
-// violation) the session is broken: usable() is false and every later Send returns
-// `health()` at once without touching the network.
+// be clean; the others go on. Otherwise (control connection lost, an error completion, a
+// stall, a protocol violation) the session is broken: every delivery in flight or
+// waiting fails with that status, usable() is false and every later submission fails
+// with `health()` at once without touching the network.
 class WRIT_EXPORT Sender {
  public:
   // Connects and exchanges the hello; opens the fabric node and connects it.
@@ -146,18 +172,25 @@ class WRIT_EXPORT Sender {
   Sender(const Sender&) = delete;
   Sender& operator=(const Sender&) = delete;
 
-  // "-" reads standard input.
+  // Opens `path` ("-": standard input) on the calling thread and queues its delivery.
+  DeliveryHandle Submit(const std::string& path, const DeliveryOptions& options);
+  // `bytes` must stay valid until the handle is ready; `options.id` is required.
+  DeliveryHandle SubmitBytes(std::span<const uint8_t> bytes, const DeliveryOptions& options);
+  // Submit and Wait.
   DeliveryOutcome Send(const std::string& path, const DeliveryOptions& options);
-  // `bytes` must stay valid until the call returns; `options.id` is required.
   DeliveryOutcome SendBytes(std::span<const uint8_t> bytes, const DeliveryOptions& options);
 
   bool usable() const;
   // Ok while usable; otherwise why the session is broken.
-  const Status& health() const;
+  Status health() const;
   const std::string& provider() const;  // the provider the receiver serves
-  uint64_t deliveries() const;          // deliveries attempted on this session
+  uint64_t deliveries() const;          // deliveries submitted on this session
+  // Deliveries this session keeps in flight at once: the smaller of max_in_flight and the
+  // receiver's hello.
+  uint32_t max_in_flight() const;
 
-  // Closes the fabric node and the control connection. Later Sends fail.
+  // Fails every delivery still in flight or waiting, stops the session's thread and
+  // closes the fabric node and the control connection. Later submissions fail.
   Status Close();
 
   class Impl;

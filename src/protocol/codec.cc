@@ -29,6 +29,7 @@ void Put(WireWriter& w, const Hello& m) {
   w.String(m.provider);
   w.Bytes(m.fabric_address);
   w.String(m.receiver_id);
+  w.U32(m.max_in_flight);
 }
 
 void Put(WireWriter& w, const Announce& m) {
@@ -102,6 +103,7 @@ Result<Hello> GetHello(WireReader& r) {
   WRIT_ASSIGN_OR_RETURN(m.provider, r.String("provider"));
   WRIT_ASSIGN_OR_RETURN(m.fabric_address, r.Bytes("fabric_address"));
   WRIT_ASSIGN_OR_RETURN(m.receiver_id, r.String("receiver_id"));
+  WRIT_ASSIGN_OR_RETURN(m.max_in_flight, r.U32("max_in_flight"));
   return m;
 }
 

@@ -17,7 +17,8 @@ namespace writ::protocol {
 
 // 2: the announce's digest may be empty (not known yet), the commit carries the digest.
 // 3: receipts ready at the same moment travel in one `receipts` message, and a receipt may
-// carry the group signature form ("ed25519-merkle-sha256").
+// carry the group signature form ("ed25519-merkle-sha256"); the hello names how many
+// deliveries a connection may have in flight (max_in_flight).
 inline constexpr uint16_t kProtocolVersion = 3;
 
 // The public vocabulary (include/writ/types.h), carried on the wire as one byte each.
@@ -58,6 +59,8 @@ struct Hello {
   std::string provider;                 // libfabric provider of the data path
   std::vector<uint8_t> fabric_address;  // where the sender writes to (fi_getname)
   std::string receiver_id;
+  // Deliveries this connection may carry at once (announced, not yet ended); at least 1.
+  uint32_t max_in_flight = 1;
   bool operator==(const Hello&) const = default;
 };
 

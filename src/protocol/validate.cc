@@ -107,7 +107,9 @@ Status Check(const Hello& m, const Checker& c) {
   if (m.version == 0) return c.Fail("version", "0, versions start at 1");
   WRIT_RETURN_IF_ERROR(c.Token("provider", m.provider, c.limits().max_name_bytes));
   WRIT_RETURN_IF_ERROR(c.Address("fabric_address", m.fabric_address.size(), false));
-  return c.Id("receiver_id", m.receiver_id);
+  WRIT_RETURN_IF_ERROR(c.Id("receiver_id", m.receiver_id));
+  if (m.max_in_flight == 0) return c.Fail("max_in_flight", "0, a connection carries at least 1");
+  return Status::Ok();
 }
 
 template <typename M>

@@ -19,10 +19,20 @@ Verdict NotShuttingDown(const Announce& a, bool shutdown_begun) {
                               a.delivery_id + " again once it is back"};
 }
 
-Verdict OneAtATime(const Announce& a, const std::string* in_progress) {
-  if (in_progress == nullptr) return std::nullopt;
+Verdict WithinInFlightLimit(const Announce& a, size_t in_progress, uint32_t limit) {
+  if (in_progress < limit) return std::nullopt;
   return protocol::Refuse{a.delivery_id, RefuseReason::kLimit,
-                          "delivery " + *in_progress + " is still in progress on this connection"};
+                          "this connection already has " + std::to_string(in_progress) +
+                              " deliveries in progress, its limit (max_in_flight " +
+                              std::to_string(limit) + " in the hello)"};
+}
+
+Verdict NotInProgressHere(const Announce& a, bool in_progress_here) {
+  if (!in_progress_here) return std::nullopt;
+  return protocol::Refuse{a.delivery_id, RefuseReason::kConflictingId,
+                          "delivery " + a.delivery_id +
+                              " is already in progress on this connection; announce an id once "
+                              "its delivery has ended"};
 }
 
 Verdict SignedAsAllowed(const Announce& a, const Status& admitted) {

@@ -23,8 +23,10 @@ using Verdict = std::optional<protocol::Refuse>;
 // The receiver: it admits nothing once its shutdown has begun.
 Verdict NotShuttingDown(const protocol::Announce& a, bool shutdown_begun);
 
-// The connection: one delivery at a time (`in_progress`: the id of the one in progress).
-Verdict OneAtATime(const protocol::Announce& a, const std::string* in_progress);
+// The connection: at most `limit` deliveries in progress at once (the hello's
+// `max_in_flight`; `in_progress` of them now), and never the same id twice at once.
+Verdict WithinInFlightLimit(const protocol::Announce& a, size_t in_progress, uint32_t limit);
+Verdict NotInProgressHere(const protocol::Announce& a, bool in_progress_here);
 
 // The sender: its signature and --allow (SenderAuth::Admit's status), its limit of
 // connections, its user over a provider that checks no memory keys, its fabric address.

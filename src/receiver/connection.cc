@@ -40,7 +40,7 @@ Connection::Connection(ReceiverCore& core, protocol::ControlChannel channel)
   idle_since_ns_ = started_.time_since_epoch().count();
 }
 
-Connection::~Connection() { EndDelivery(); }
+Connection::~Connection() { EndAllDeliveries(); }
 
 std::optional<Connection::Clock::time_point> Connection::idle_since() const {
   const int64_t ns = idle_since_ns_.load();
@@ -49,7 +49,7 @@ std::optional<Connection::Clock::time_point> Connection::idle_since() const {
 }
 
 void Connection::Tell(const std::string& line) const {
-  if (delivery_) end_why_ = line;
+  if (!deliveries_.empty()) end_why_ = line;
   if (core_.options.on_connection_event) core_.options.on_connection_event(line);
 }
 
@@ -61,6 +61,8 @@ bool Connection::Start() {
   hello.provider = core_.node->provider().name();
   hello.fabric_address = core_.fabric_address;
   hello.receiver_id = core_.issuer;
+  hello.max_in_flight = std::max<uint32_t>(1, std::min(core_.options.max_deliveries_per_connection,
+                                                       core_.options.max_deliveries_per_sender));
   return channel_.Send(hello).ok();
 }
 
@@ -70,7 +72,7 @@ void Connection::Run() {
     return;
   }
   for (;;) {
-    if (peer_gone_ && !delivery_) break;
+    if (peer_gone_ && deliveries_.empty()) break;
     // Woken by a message, a notification, or the next deadline of a timeout.
     const auto left = std::chrono::ceil<std::chrono::milliseconds>(NextDeadline() - Clock::now());
     // While the receiver shuts down, its phase is looked at often (nothing else wakes us).
@@ -84,17 +86,16 @@ void Connection::Run() {
     if (status.ok() && (fds[0].revents & (POLLIN | POLLHUP | POLLERR))) {
       status = ReadMessages(close);
     }
-    if (status.ok() && !close && delivery_) status = Advance();
+    if (status.ok() && peer_gone_) DropUncommitted();
+    if (status.ok() && !close) status = AdvanceAll();
     if (status.ok()) status = FlushReceipts();
     if (status.ok() && !close) status = CheckTimeouts(close);
     if (status.ok() && !close) status = ObserveShutdown(close);
-    if (!status.ok() && delivery_) {
-      Tell("delivery " + delivery_->announce().delivery_id + " aborted: " + status.message());
-    }
+    if (!status.ok()) TellAborted(status.message());
     ReportEndedDeliveries();
     if (!status.ok() || close) break;
   }
-  EndDelivery();
+  EndAllDeliveries();
   ReportEndedDeliveries();
   if (sender_peer_) (void)core_.node->RemovePeer(*sender_peer_);
   core_.pool->ForgetWaiter(inbox_->event_fd());
@@ -120,22 +121,22 @@ Status Connection::ReadMessages(bool& close) {
   if (!status.ok() || message.ok()) return status;
   const ErrorCode code = message.status().code();
   if (code == ErrorCode::kTimeout) return Status::Ok();
-  if (code == ErrorCode::kTransport && delivery_ && delivery_->commit_seen) {
-    peer_gone_ = true;  // finish the committed delivery without the sender
+  const bool committed = std::any_of(deliveries_.begin(), deliveries_.end(),
+                                     [](const auto& d) { return d.second.delivery->commit_seen; });
+  if (code == ErrorCode::kTransport && committed) {
+    peer_gone_ = true;  // finish the committed deliveries without the sender
     return Status::Ok();
   }
   if (code == ErrorCode::kMalformed || code == ErrorCode::kUnsupported) {
-    // Name what was wrong, then drop the connection: its stream can't be trusted.
-    const protocol::Refuse refuse{delivery_ ? delivery_->announce().delivery_id : "",
-                                  RefuseReason::kMalformed, message.status().message()};
+    // Name what was wrong, then drop the connection: its stream can't be trusted. The
+    // refusal names the delivery when there is exactly one.
+    const std::string id = deliveries_.size() == 1 ? deliveries_.begin()->first : "";
+    const protocol::Refuse refuse{id, RefuseReason::kMalformed, message.status().message()};
     NoteRefusal(core_, refuse);
     refused_.push_back(refuse);
     (void)channel_.Send(refuse);
   }
-  if (delivery_) {
-    Tell("delivery " + delivery_->announce().delivery_id +
-         " aborted: " + message.status().message());
-  }
+  TellAborted(message.status().message());
   close = true;
   return Status::Ok();
 }
@@ -145,10 +146,8 @@ Status Connection::HandleMessage(const protocol::Message& message) {
   if (const auto* m = std::get_if<protocol::Commit>(&message)) return OnCommit(*m);
   if (const auto* m = std::get_if<protocol::Query>(&message)) return OnQuery(*m);
   if (const auto* m = std::get_if<protocol::Abort>(&message)) {
-    if (delivery_ && m->delivery_id == delivery_->announce().delivery_id) {
-      end_why_ = "the sender aborted it";
-      EndDelivery();
-    }
+    if (Find(m->delivery_id) != nullptr) end_why_ = "the sender aborted it";
+    EndDelivery(m->delivery_id);  // nothing when it is not in progress here
     return Status::Ok();
   }
   return Refuse("", RefuseReason::kMalformed,
@@ -175,19 +174,36 @@ Status Connection::SendNow(const protocol::Message& message) {
   // validated and retained; there is just nobody to tell.
   if (peer_gone_) return Status::Ok();
   Status sent = channel_.Send(message);
-  if (sent.ok() || sent.code() != ErrorCode::kTransport || !delivery_) return sent;
+  if (sent.ok() || sent.code() != ErrorCode::kTransport || deliveries_.empty()) return sent;
+  return SendFailed(sent);
+}
+
+Status Connection::SendFailed(const Status& sent) {
   // The sender may have committed and closed before this receiver read the close (or
-  // even the commit): a commit still buffered counts, and then the delivery goes on.
+  // even the commit): a commit still buffered counts, and then its delivery goes on.
   for (auto m = channel_.Receive(0ms); m.ok(); m = channel_.Receive(0ms)) {
     const auto* commit = std::get_if<protocol::Commit>(&*m);
-    if (commit != nullptr && commit->delivery_id == delivery_->announce().delivery_id &&
-        !admission::CommitUsable(delivery_->announce(), *commit, core_.issuer)) {
-      TakeCommit(*commit);
+    InProgress* p = commit != nullptr ? Find(commit->delivery_id) : nullptr;
+    if (p != nullptr && !admission::CommitUsable(p->delivery->announce(), *commit, core_.issuer)) {
+      TakeCommit(*p, *commit);
     }
   }
-  if (!delivery_->commit_seen) return sent;
-  peer_gone_ = true;
+  const bool committed = std::any_of(deliveries_.begin(), deliveries_.end(),
+                                     [](const auto& d) { return d.second.delivery->commit_seen; });
+  if (!committed) return sent;
+  peer_gone_ = true;  // the uncommitted ones end in the connection's loop (DropUncommitted)
   return Status::Ok();
+}
+
+void Connection::DropUncommitted() {
+  std::vector<std::string> dropped;
+  for (const auto& [id, p] : deliveries_) {
+    if (!p.delivery->commit_seen) dropped.push_back(id);
+  }
+  for (const auto& id : dropped) {
+    Tell("delivery " + id + " aborted: the sender closed its connection before committing it");
+    EndDelivery(id);
+  }
 }
 
 Status Connection::Refuse(const std::string& id, RefuseReason reason, const std::string& detail) {
@@ -198,10 +214,10 @@ Result<std::string> Connection::Sign(Receipt receipt) const {
   return core_.signer->SignOne(std::move(receipt));
 }
 
-Status Connection::SendReceipt(const Receipt& receipt) {
+Status Connection::SendReceipt(InProgress& p, const Receipt& receipt) {
   WRIT_ASSIGN_OR_RETURN(std::string json, Sign(receipt));
-  receipts_.push_back(json);
-  if (delivery_) NoteRung(core_, *delivery_, receipt.rung);
+  p.receipts.push_back(json);
+  NoteRung(core_, *p.delivery, receipt.rung);
   outbox_.Add(receipt.delivery.id, std::move(json));
   return Status::Ok();
 }
@@ -210,8 +226,14 @@ Status Connection::SendReceipt(const Receipt& receipt) {
 // claims; what passes holds them in an AdmittedDelivery for as long as the delivery lasts.
 Status Connection::OnAnnounce(const protocol::Announce& a) {
   if (auto refusal = admission::NotShuttingDown(a, core_.shutdown.begun())) return Send(*refusal);
-  const std::string* in_progress = delivery_ ? &delivery_->announce().delivery_id : nullptr;
-  if (auto refusal = admission::OneAtATime(a, in_progress)) return Send(*refusal);
+  if (auto refusal = admission::NotInProgressHere(a, Find(a.delivery_id) != nullptr)) {
+    return Send(*refusal);
+  }
+  const uint32_t limit = std::max<uint32_t>(1, std::min(core_.options.max_deliveries_per_connection,
+                                                        core_.options.max_deliveries_per_sender));
+  if (auto refusal = admission::WithinInFlightLimit(a, deliveries_.size(), limit)) {
+    return Send(*refusal);
+  }
   if (auto refusal = CheckSender(a)) return Send(*refusal);
   if (auto refusal = CheckRequest(a)) return Send(*refusal);
   auto held = core_.store->LookupVerified(a.delivery_id);
@@ -302,39 +324,44 @@ Status Connection::BeginDelivery(const protocol::Announce& a, AdmittedDelivery a
   if (!writer.ok()) {
     return Refuse(a.delivery_id, ReasonFor(writer.status()), writer.status().message());
   }
-  delivery_ =
+  InProgress& p = deliveries_[a.delivery_id];
+  p.delivery =
       std::make_unique<InboundDelivery>(a, std::move(digest).value(), std::move(writer).value());
-  delivery_->redelivery = redelivery;
-  delivery_->upgrade = upgrade;
-  delivery_->serial = core_.next_delivery_serial.fetch_add(1);
-  admitted_.emplace(std::move(admitted));
-  receipts_.clear();
+  p.delivery->redelivery = redelivery;
+  p.delivery->upgrade = upgrade;
+  p.delivery->serial = core_.next_delivery_serial.fetch_add(1);
+  p.admitted.emplace(std::move(admitted));
   idle_since_ns_ = 0;
-  last_progress_ = Clock::now();
-  window_wait_since_.reset();
+  p.last_progress = Clock::now();
   return Status::Ok();
 }
 
+InProgress* Connection::Find(const std::string& id) {
+  auto it = deliveries_.find(id);
+  return it == deliveries_.end() ? nullptr : &it->second;
+}
+
 Status Connection::OnCommit(const protocol::Commit& c) {
-  if (!delivery_ || delivery_->announce().delivery_id != c.delivery_id) {
+  InProgress* p = Find(c.delivery_id);
+  if (p == nullptr) {
     return Refuse(c.delivery_id, RefuseReason::kUnknownDelivery,
                   "commit for " + c.delivery_id + ", which is not in progress on this connection");
   }
-  if (auto refusal = admission::CommitUsable(delivery_->announce(), c, core_.issuer)) {
-    EndDelivery();
+  if (auto refusal = admission::CommitUsable(p->delivery->announce(), c, core_.issuer)) {
+    EndDelivery(c.delivery_id);
     return Send(*refusal);
   }
-  TakeCommit(c);
-  last_progress_ = Clock::now();
+  TakeCommit(*p, c);
+  p->last_progress = Clock::now();
   return Status::Ok();
 }
 
 // A usable commit: its digest is the one the bytes must match when none was announced.
-void Connection::TakeCommit(const protocol::Commit& c) {
-  delivery_->commit_seen = true;
-  if (delivery_->digest_known()) return;
-  delivery_->AdoptCommittedDigest(c.digest);
-  delivery_->writer().SetDigest(c.digest);
+void Connection::TakeCommit(InProgress& p, const protocol::Commit& c) {
+  p.delivery->commit_seen = true;
+  if (p.delivery->digest_known()) return;
+  p.delivery->AdoptCommittedDigest(c.digest);
+  p.delivery->writer().SetDigest(c.digest);
 }
 
 Status Connection::OnQuery(const protocol::Query& q) {
@@ -368,15 +395,18 @@ Status Connection::OnQuery(const protocol::Query& q) {
 Status Connection::ApplyNotifications() {
   notifications_.clear();
   inbox_->Drain(notifications_);
-  if (!delivery_) return Status::Ok();  // late notifications of an ended delivery
-  if (!notifications_.empty()) last_progress_ = Clock::now();
   for (uint32_t value : notifications_) {
-    Status s = delivery_->OnNotification(static_cast<uint16_t>(value >> 16),
-                                         static_cast<uint16_t>(value & 0xFFFF));
+    const auto tag = static_cast<uint16_t>(value >> 16);
+    auto owner = tag_owner_.find(tag);
+    if (owner == tag_owner_.end()) continue;  // a late notification of an ended delivery
+    const std::string id = owner->second;     // a copy: EndDelivery() erases the entry
+    InProgress* p = Find(id);
+    if (p == nullptr) continue;
+    p->last_progress = Clock::now();
+    Status s = p->delivery->OnNotification(tag, static_cast<uint16_t>(value & 0xFFFF));
     if (s.code() == ErrorCode::kMalformed) {
-      const std::string id = delivery_->announce().delivery_id;
-      EndDelivery();
-      return Refuse(id, RefuseReason::kMalformed, s.message());
+      EndDelivery(id);
+      WRIT_RETURN_IF_ERROR(Refuse(id, RefuseReason::kMalformed, s.message()));
     }
   }
   return Status::Ok();
@@ -385,6 +415,7 @@ Status Connection::ApplyNotifications() {
 void Connection::Revoke(LiveWindow& window) {
   (void)window.region.Close();  // revoke first: no write may land after release
   core_.router.Unbind(window.tag);
+  tag_owner_.erase(window.tag);
   // A window placed in the store's memory exposed none of the pool's bytes.
   const bool pooled = window.data == core_.pool->data(window.pool_index);
   core_.pool->Release(window.pool_index, pooled ? window.length : 0);
@@ -392,45 +423,47 @@ void Connection::Revoke(LiveWindow& window) {
 }
 
 // Grants windows while the delivery needs them and the pool and limits allow.
-Status Connection::GrantWindows() {
-  InboundDelivery& d = *delivery_;
+Status Connection::GrantWindows(const std::string& id) {
+  InProgress& p = deliveries_.at(id);
+  InboundDelivery& d = *p.delivery;
   while (d.NeedsWindow(core_.options.windows_per_delivery)) {
     auto slot = Reservation::Take(core_, sender_, SenderUsage::kWindows);
     if (!slot) {
-      window_wait_why_ = "sender " + sender_ + " holds its limit of " +
-                         std::to_string(core_.options.max_windows_per_sender) +
-                         " windows in its other deliveries";
+      p.window_wait_why = "sender " + sender_ + " holds its limit of " +
+                          std::to_string(core_.options.max_windows_per_sender) +
+                          " windows in its other deliveries";
       break;
     }
     auto window = core_.pool->TryAcquire(inbox_->event_fd(), d.window_count() > 0, d.serial);
     if (!window) {
-      window_wait_why_ = "all " + std::to_string(core_.pool->count()) +
-                         " windows of this receiver are granted to deliveries in progress";
+      p.window_wait_why = "all " + std::to_string(core_.pool->count()) +
+                          " windows of this receiver are granted to deliveries in progress";
       break;  // woken through the inbox when one is released
     }
     auto tag = core_.router.Bind(inbox_);
     if (!tag) {
       core_.pool->Release(window->index, 0);
-      window_wait_why_ = "no notification tag is free";
+      p.window_wait_why = "no notification tag is free";
       break;
     }
-    WRIT_RETURN_IF_ERROR(GrantOne(*window, *tag, std::move(*slot)));
-    if (!delivery_) return Status::Ok();
+    WRIT_RETURN_IF_ERROR(GrantOne(id, *window, *tag, std::move(*slot)));
+    if (Find(id) == nullptr) return Status::Ok();
   }
   // The window wait runs while the delivery holds none; a grant ends it.
   if (d.window_count() > 0 || !d.NeedsWindow(core_.options.windows_per_delivery)) {
-    window_wait_since_.reset();
-  } else if (!window_wait_since_) {
-    window_wait_since_ = Clock::now();
+    p.window_wait_since.reset();
+  } else if (!p.window_wait_since) {
+    p.window_wait_since = Clock::now();
   }
   return Status::Ok();
 }
 
 // One window (pool window `window`, notification tag `tag`, its place in the sender's limit
 // `slot`) registered and granted.
-Status Connection::GrantOne(const WindowPool::Window& window, uint16_t tag, Reservation slot) {
-  InboundDelivery& d = *delivery_;
-  const std::string id = d.announce().delivery_id;  // a copy: EndDelivery() frees the announce
+Status Connection::GrantOne(const std::string& id, const WindowPool::Window& window, uint16_t tag,
+                            Reservation slot) {
+  InProgress& p = deliveries_.at(id);
+  InboundDelivery& d = *p.delivery;
   LiveWindow live;
   live.tag = tag;
   live.pool_index = window.index;
@@ -450,7 +483,7 @@ Status Connection::GrantOne(const WindowPool::Window& window, uint16_t tag, Rese
   if (!region.ok()) {
     core_.router.Unbind(live.tag);
     core_.pool->Release(live.pool_index, 0);
-    EndDelivery();
+    EndDelivery(id);
     if (!placement.ok()) {
       return Refuse(id, ReasonFor(placement.status()),
                     "storing delivery " + id + " failed: " + placement.status().message());
@@ -465,18 +498,29 @@ Status Connection::GrantOne(const WindowPool::Window& window, uint16_t tag, Rese
                         live.length,
                         live.first_chunk,
                         live.chunk_count};
+  tag_owner_[live.tag] = id;
   d.AddWindow(std::move(live));
-  last_progress_ = Clock::now();
+  p.last_progress = Clock::now();
   WRIT_RETURN_IF_ERROR(Send(grant));
   if (core_.progress != nullptr) core_.progress->Wake();
   return Status::Ok();
 }
 
-Status Connection::Advance() {
-  InboundDelivery& d = *delivery_;
-  const std::string id = d.announce().delivery_id;  // a copy: EndDelivery() frees the announce
-  WRIT_RETURN_IF_ERROR(GrantWindows());
-  if (!delivery_) return Status::Ok();
+Status Connection::AdvanceAll() {
+  std::vector<std::string> ids;
+  ids.reserve(deliveries_.size());
+  for (const auto& entry : deliveries_) ids.push_back(entry.first);
+  for (const auto& id : ids) {
+    if (Find(id) != nullptr) WRIT_RETURN_IF_ERROR(Advance(id));
+  }
+  return Status::Ok();
+}
+
+Status Connection::Advance(const std::string& id) {
+  WRIT_RETURN_IF_ERROR(GrantWindows(id));
+  InProgress* p = Find(id);
+  if (p == nullptr) return Status::Ok();
+  InboundDelivery& d = *p->delivery;
 
   Status consumed = d.Consume();
   if (!consumed.ok()) {
@@ -484,7 +528,7 @@ Status Connection::Advance() {
     // full disk: exit 6) before any write in flight fails on a revoked window.
     Status told = Refuse(id, ReasonFor(consumed),
                          "storing delivery " + id + " failed: " + consumed.message());
-    EndDelivery();
+    EndDelivery(id);
     return told;
   }
   // Only windows the workers are done with go back to the pool (and so to another delivery).
@@ -492,27 +536,29 @@ Status Connection::Advance() {
   for (auto& window : digested) Revoke(window);
   // Re-grant at once what was just revoked: the sender may be waiting for nothing else.
   if (!digested.empty()) {
-    WRIT_RETURN_IF_ERROR(GrantWindows());
-    if (!delivery_) return Status::Ok();
+    WRIT_RETURN_IF_ERROR(GrantWindows(id));
+    if (Find(id) == nullptr) return Status::Ok();
   }
 
   // A receipt names the delivery's digest: without an announced one, it waits for the commit.
   if (d.all_received() && !d.received_receipt_sent && d.digest_known()) {
     d.received_receipt_sent = true;
-    WRIT_RETURN_IF_ERROR(SendReceipt(ReceivedReceipt(core_, RefOf(d.announce()), d.chunk_count())));
+    WRIT_RETURN_IF_ERROR(
+        SendReceipt(*p, ReceivedReceipt(core_, RefOf(d.announce()), d.chunk_count())));
   }
-  if (d.commit_seen && d.all_received() && d.all_consumed() && d.all_digested()) return Finish();
+  if (d.commit_seen && d.all_received() && d.all_consumed() && d.all_digested()) return Finish(id);
   return Status::Ok();
 }
 
-Status Connection::Finish() {
-  InboundDelivery& d = *delivery_;
+Status Connection::Finish(const std::string& id) {
+  InProgress& p = deliveries_.at(id);
+  InboundDelivery& d = *p.delivery;
   const protocol::Announce a = d.announce();
   const DeliveryRef ref = RefOf(a);
   const std::vector<uint8_t> computed = d.FinishDigest();
   if (computed != d.expected_digest()) {
     const bool from_commit = d.digest_from_commit;
-    EndDelivery();
+    EndDelivery(id);
     // Nothing computed over the received bytes goes back to the peer: a digest of what a
     // window held would let a sender that never wrote read it out, a probe at a time.
     return Refuse(a.delivery_id, RefuseReason::kValidation,
@@ -521,29 +567,29 @@ Status Connection::Finish() {
                       (from_commit ? "committed " : "announced ") +
                       std::string(writ::RuleName(a.rule)) + " digest");
   }
-  WRIT_RETURN_IF_ERROR(SendReceipt(ValidatedReceipt(core_, ref)));
+  WRIT_RETURN_IF_ERROR(SendReceipt(p, ValidatedReceipt(core_, ref)));
   if (d.upgrade) WRIT_RETURN_IF_ERROR(CheckUpgradeContent(a));
-  if (!delivery_) return Status::Ok();
+  if (Find(id) == nullptr) return Status::Ok();
   if (a.until == Rung::kProcessed && core_.options.processing) {
     WRIT_RETURN_IF_ERROR(FlushReceipts());  // `validated` does not wait for the step
     bool refused = false;
-    WRIT_RETURN_IF_ERROR(Process(a, ref, refused));
+    WRIT_RETURN_IF_ERROR(Process(p, a, ref, refused));
     if (refused) return Status::Ok();
   }
-  if (Status out = PublishOut(a); !out.ok()) return RefuseOut(a.delivery_id, out);
+  if (Status out = PublishOut(p); !out.ok()) return RefuseOut(a.delivery_id, out);
   if (d.redelivery) return AnswerFromStore(a);
   // Nor for a commit that syncs to the device.
   if (a.retention == RetentionClass::kPowerLoss) WRIT_RETURN_IF_ERROR(FlushReceipts());
   const auto commit_began = Clock::now();
-  auto evidence = d.writer().Commit(receipts_);
+  auto evidence = d.writer().Commit(p.receipts);
   if (evidence.ok()) core_.metrics.StoreCommitted(a.retention, SecondsSince(commit_began));
   if (!evidence.ok()) {
-    EndDelivery();
+    EndDelivery(id);
     return Refuse(a.delivery_id, ReasonFor(evidence.status()),
                   "retention failed: " + evidence.status().message());
   }
   WRIT_ASSIGN_OR_RETURN(const std::string json, Sign(RetainedReceipt(core_, ref, *evidence)));
-  std::vector<std::string> issued = receipts_;
+  std::vector<std::string> issued = p.receipts;
   issued.push_back(json);
   if (Status out = PublishOutReceiptsOf(a, issued); !out.ok()) {
     return RefuseOut(a.delivery_id, out);
@@ -551,10 +597,10 @@ Status Connection::Finish() {
   // The retained receipt is recorded with the delivery before it is sent; if that fails the
   // class was not reached (the store has undone the commit), and the sender is told so.
   if (Status recorded = core_.store->AppendReceipt(a.delivery_id, json); !recorded.ok()) {
-    EndDelivery();
+    EndDelivery(id);
     return Refuse(a.delivery_id, ReasonFor(recorded), "retention failed: " + recorded.message());
   }
-  EndDelivery();
+  EndDelivery(id);
   core_.shutdown.NoteDrained(a.delivery_id);
   NoteRetained(a.delivery_id);
   outbox_.Add(a.delivery_id, json);
@@ -563,9 +609,10 @@ Status Connection::Finish() {
 
 // The processing step, for a delivery that asks for `processed`: its receipt, or the
 // delivery refused (`refused`) naming why the step failed.
-Status Connection::Process(const protocol::Announce& a, const DeliveryRef& ref, bool& refused) {
+Status Connection::Process(InProgress& p, const protocol::Announce& a, const DeliveryRef& ref,
+                           bool& refused) {
   const ProcessingStep& step = *core_.options.processing;
-  store::PayloadWriter& writer = delivery_->writer();
+  store::PayloadWriter& writer = p.delivery->writer();
   DeliveryView view{
       a.delivery_id,
       a.bytes,
@@ -574,9 +621,9 @@ Status Connection::Process(const protocol::Announce& a, const DeliveryRef& ref, 
       [this] { return core_.shutdown.aborting(); },
       ref.rule};
   Status ran = step.run(view);
-  if (ran.ok()) return SendReceipt(ProcessedReceipt(core_, ref, step));
+  if (ran.ok()) return SendReceipt(p, ProcessedReceipt(core_, ref, step));
   refused = true;
-  EndDelivery();
+  EndDelivery(a.delivery_id);
   if (core_.shutdown.aborting()) return AbortForShutdown(a.delivery_id);
   Tell("delivery " + a.delivery_id + " refused: processing step '" + step.name +
        "' failed: " + ran.message());
@@ -589,7 +636,7 @@ Status Connection::Process(const protocol::Announce& a, const DeliveryRef& ref, 
 Status Connection::CheckUpgradeContent(const protocol::Announce& a) {
   auto held = core_.store->Lookup(a.delivery_id);
   if (!held.ok() || !held->has_value() || (*held)->meta.digest == a.digest) return Status::Ok();
-  EndDelivery();
+  EndDelivery(a.delivery_id);
   return Refuse(a.delivery_id, RefuseReason::kConflictingId,
                 "delivery " + a.delivery_id + " is already retained with other content");
 }
@@ -598,7 +645,7 @@ Status Connection::CheckUpgradeContent(const protocol::Announce& a) {
 // digest) already, so its retention receipts are the answer; nothing is stored twice.
 Status Connection::AnswerFromStore(const protocol::Announce& a) {
   auto held = core_.store->LookupVerified(a.delivery_id);
-  EndDelivery();
+  EndDelivery(a.delivery_id);
   if (held.ok() && held->has_value() && (*held)->meta.digest != a.digest) {
     // Only possible without an announced digest: the committed one names other content.
     return Refuse(a.delivery_id, RefuseReason::kConflictingId,
@@ -622,9 +669,10 @@ Status Connection::AnswerFromStore(const protocol::Announce& a) {
   return FlushReceipts();
 }
 
-Status Connection::PublishOut(const protocol::Announce& a) {
+Status Connection::PublishOut(InProgress& p) {
   if (core_.options.out_dir.empty()) return Status::Ok();
-  store::PayloadWriter& writer = delivery_->writer();
+  const protocol::Announce& a = p.delivery->announce();
+  store::PayloadWriter& writer = p.delivery->writer();
   return PublishOutPayload(
       core_.options.out_dir, a.delivery_id, a.bytes, a.retention == RetentionClass::kPowerLoss,
       [&writer](uint64_t offset, std::span<uint8_t> out) { return writer.Read(offset, out); });
@@ -639,31 +687,42 @@ Status Connection::PublishOutReceiptsOf(const protocol::Announce& a,
 
 // No receipt claims more than happened: an output that failed refuses the delivery.
 Status Connection::RefuseOut(const std::string& id, const Status& failed) {
-  EndDelivery();
+  EndDelivery(id);
   const bool conflict = failed.code() == ErrorCode::kRefused;
   return Refuse(id, conflict ? RefuseReason::kConflictingId : RefuseReason::kRetention,
                 "output failed: " + failed.message());
 }
 
-void Connection::EndDelivery() {
-  if (!delivery_) return;
-  const protocol::Announce& a = delivery_->announce();
+void Connection::EndDelivery(const std::string& id) {
+  auto it = deliveries_.find(id);
+  if (it == deliveries_.end()) return;
+  InProgress& p = it->second;
+  const protocol::Announce& a = p.delivery->announce();
   EndedDelivery& ended = ended_.emplace_back();
   ended.id = a.delivery_id;
   ended.sender_key = identity_;
   ended.peer = channel_.peer();
   ended.bytes = a.bytes;
   ended.retention = a.retention;
-  ended.reached = delivery_->reached;
-  ended.seconds = SecondsSince(delivery_->announced);
-  for (auto& window : delivery_->TakeWindows()) Revoke(window);
-  delivery_.reset();  // an uncommitted writer discards its bytes
-  admitted_.reset();  // then the id and the sender's place are free again
+  ended.reached = p.delivery->reached;
+  ended.seconds = SecondsSince(p.delivery->announced);
+  for (auto& window : p.delivery->TakeWindows()) Revoke(window);
+  p.delivery.reset();  // an uncommitted writer discards its bytes
+  p.admitted.reset();  // then the id and the sender's place are free again
+  deliveries_.erase(it);
+  if (!deliveries_.empty()) return;
   core_.pool->ForgetWaiter(inbox_->event_fd());  // no longer waits for a window
-  window_wait_since_.reset();
-  // The connection is idle from now: the idle timeout counts from the end of its delivery.
+  // The connection is idle from now: the idle timeout counts from the end of its deliveries.
   last_message_ = Clock::now();
   idle_since_ns_ = last_message_->time_since_epoch().count();
+}
+
+void Connection::EndAllDeliveries() {
+  while (!deliveries_.empty()) EndDelivery(deliveries_.begin()->first);
+}
+
+void Connection::TellAborted(const std::string& why) const {
+  for (const auto& entry : deliveries_) Tell("delivery " + entry.first + " aborted: " + why);
 }
 
 namespace {
@@ -674,21 +733,33 @@ std::string Ms(std::chrono::milliseconds t) { return std::to_string(t.count()) +
 
 Connection::Clock::time_point Connection::NextDeadline() const {
   const ReceiverOptions& opt = core_.options;
-  if (!delivery_) {
+  if (deliveries_.empty()) {
     return last_message_ ? *last_message_ + opt.idle_timeout : started_ + opt.handshake_timeout;
   }
+  auto next = Clock::time_point::max();
+  for (const auto& entry : deliveries_) next = std::min(next, DeadlineOf(entry.second, opt));
+  return next;
+}
+
+Connection::Clock::time_point Connection::DeadlineOf(const InProgress& p,
+                                                     const ReceiverOptions& opt) {
   // The same choice as CheckDeliveryTimeouts: a delivery waiting for its first window is
   // bounded by the window wait alone.
-  if (window_wait_since_ && delivery_->window_count() == 0) {
-    return *window_wait_since_ + opt.window_wait_timeout;
+  if (p.window_wait_since && p.delivery->window_count() == 0) {
+    return *p.window_wait_since + opt.window_wait_timeout;
   }
-  return last_progress_ + opt.grant_unused_timeout;
+  return p.last_progress + opt.grant_unused_timeout;
 }
 
 Status Connection::CheckTimeouts(bool& close) {
   const ReceiverOptions& opt = core_.options;
   const auto now = Clock::now();
-  if (delivery_) return CheckDeliveryTimeouts(now);
+  if (!deliveries_.empty()) {
+    std::vector<std::string> ids;
+    for (const auto& entry : deliveries_) ids.push_back(entry.first);
+    for (const auto& id : ids) WRIT_RETURN_IF_ERROR(CheckDeliveryTimeouts(id, now));
+    return Status::Ok();
+  }
   std::string why;
   if (!last_message_ && now - started_ >= opt.handshake_timeout) {
     why = "no announce or query within the handshake timeout of " + Ms(opt.handshake_timeout);
@@ -704,19 +775,19 @@ Status Connection::CheckTimeouts(bool& close) {
 
 // A delivery ends when its granted windows stay unused, when it waits too long for a
 // window, or when every chunk landed and the commit does not come.
-Status Connection::CheckDeliveryTimeouts(Clock::time_point now) {
+Status Connection::CheckDeliveryTimeouts(const std::string& id, Clock::time_point now) {
   const ReceiverOptions& opt = core_.options;
-  const InboundDelivery& d = *delivery_;
-  const std::string id = d.announce().delivery_id;
+  const InProgress& p = deliveries_.at(id);
+  const InboundDelivery& d = *p.delivery;
   std::string why;
-  if (window_wait_since_ && d.window_count() == 0) {
-    if (now - *window_wait_since_ >= opt.window_wait_timeout) {
+  if (p.window_wait_since && d.window_count() == 0) {
+    if (now - *p.window_wait_since >= opt.window_wait_timeout) {
       why = "no window available for " + Ms(opt.window_wait_timeout) +
             " (the window wait "
             "timeout): " +
-            window_wait_why_ + "; try again later";
+            p.window_wait_why + "; try again later";
     }
-  } else if (now - last_progress_ >= opt.grant_unused_timeout) {
+  } else if (now - p.last_progress >= opt.grant_unused_timeout) {
     why = d.window_count() > 0 ? "its granted window(s) saw no chunk land for " +
                                      Ms(opt.grant_unused_timeout) + " (the grant-unused timeout)"
                                : "every chunk landed but no commit came within " +
@@ -727,7 +798,7 @@ Status Connection::CheckDeliveryTimeouts(Clock::time_point now) {
   Tell("delivery " + id + " aborted: " + why);
   // Told before the windows are revoked, so the sender reads why before a write fails.
   Status told = Refuse(id, RefuseReason::kLimit, "delivery " + id + " aborted: " + why);
-  EndDelivery();
+  EndDelivery(id);
   return told;
 }
 
@@ -755,7 +826,7 @@ void Connection::ReportEndedDeliveries() {
   }
   ended_.clear();
   refused_.clear();
-  if (!delivery_) end_why_.clear();
+  if (deliveries_.empty()) end_why_.clear();
 }
 
 }  // namespace writ::receiver

@@ -1,13 +1,18 @@
 // One control connection: Hello, then announces, grants, commits, queries.
 // Runs on its own thread; the fabric progress thread feeds it notifications.
+// Carries up to the hello's `max_in_flight` deliveries at once, each its own InProgress;
+// every message, notification and timeout is routed to the delivery it names.
 #pragma once
 
 #include <sys/types.h>
 
 #include <atomic>
 #include <chrono>
+#include <map>
 #include <memory>
 #include <optional>
+#include <string>
+#include <vector>
 
 #include "protocol/control_channel.h"
 #include "receiver/admission.h"
@@ -18,6 +23,19 @@
 #include "receiver/receiver_core.h"
 
 namespace writ::receiver {
+
+// One delivery in progress on a connection, with what it holds and its own clocks.
+struct InProgress {
+  using Clock = std::chrono::steady_clock;
+  std::unique_ptr<InboundDelivery> delivery;
+  std::optional<AdmittedDelivery> admitted;  // the id and limit `delivery` holds
+  std::vector<std::string> receipts;         // issued for it, JSON
+  // When it last moved (announce, grant, chunk landed, commit), since when it waits for
+  // a window and what the last grant attempt found missing.
+  Clock::time_point last_progress;
+  std::optional<Clock::time_point> window_wait_since;
+  std::string window_wait_why;
+};
 
 class Connection {
  public:
@@ -30,7 +48,7 @@ class Connection {
   void Shutdown() { channel_.Shutdown(); }
   bool finished() const { return finished_.load(); }
   // Since when this connection has had no delivery in progress (the accept loop makes room
-  // by closing the connection idle longest); nullopt while a delivery is in progress.
+  // by closing the connection idle longest); nullopt while any delivery is in progress.
   std::optional<Clock::time_point> idle_since() const;
 
  private:
@@ -43,7 +61,7 @@ class Connection {
   Status HandleMessage(const protocol::Message& message);
   Status OnAnnounce(const protocol::Announce& announce);
   // Once shutting down: an idle connection closes; at the drain deadline, so does one
-  // with a delivery, which is refused and ended first.
+  // with deliveries, each refused and ended first.
   Status ObserveShutdown(bool& close);
   // Tells the sender (and the log) that delivery `id` was ended by the shutdown.
   Status AbortForShutdown(const std::string& id);
@@ -58,40 +76,55 @@ class Connection {
   Status BeginDelivery(const protocol::Announce& a, AdmittedDelivery admitted, bool redelivery,
                        bool upgrade);
   Status OnCommit(const protocol::Commit& commit);
-  void TakeCommit(const protocol::Commit& commit);
+  void TakeCommit(InProgress& p, const protocol::Commit& commit);
   Status OnQuery(const protocol::Query& query);
   Status ApplyNotifications();
-  // Grants windows, consumes chunks, and finishes the delivery when it can.
-  Status Advance();
-  Status GrantWindows();
-  Status GrantOne(const WindowPool::Window& window, uint16_t tag, Reservation slot);
-  Status Finish();
-  Status Process(const protocol::Announce& a, const DeliveryRef& ref, bool& refused);
+  // The delivery in progress with this id, or null.
+  InProgress* Find(const std::string& id);
+  // Advances every delivery in progress (a delivery may end while others go on).
+  Status AdvanceAll();
+  // Grants windows, consumes chunks, and finishes delivery `id` when it can.
+  Status Advance(const std::string& id);
+  Status GrantWindows(const std::string& id);
+  Status GrantOne(const std::string& id, const WindowPool::Window& window, uint16_t tag,
+                  Reservation slot);
+  Status Finish(const std::string& id);
+  Status Process(InProgress& p, const protocol::Announce& a, const DeliveryRef& ref,
+                 bool& refused);
   Status AnswerFromStore(const protocol::Announce& announce);
   Status CheckUpgradeContent(const protocol::Announce& announce);
   // ReceiverOptions::out_dir: the validated bytes, then the receipts, as files (out_dir.h);
   // each Ok when there is no out_dir. A failure is refused by RefuseOut.
-  Status PublishOut(const protocol::Announce& announce);
+  Status PublishOut(InProgress& p);
   Status PublishOutReceiptsOf(const protocol::Announce& announce,
                               const std::vector<std::string>& receipts);
   Status RefuseOut(const std::string& id, const Status& failed);
   // The handshake, idle, grant-unused and window-wait timeouts (ReceiverOptions).
   Status CheckTimeouts(bool& close);
-  Status CheckDeliveryTimeouts(Clock::time_point now);
+  Status CheckDeliveryTimeouts(const std::string& id, Clock::time_point now);
   Clock::time_point NextDeadline() const;
   // Sends what the outbox holds first, so messages leave in the order they were issued.
   Status Send(const protocol::Message& message);
   Status SendNow(const protocol::Message& message);
   // The receipts issued since the last flush, in one message where they are several.
   Status FlushReceipts();
+  static Clock::time_point DeadlineOf(const InProgress& p, const ReceiverOptions& opt);
+  // After a failed send: a sender that committed and left still gets its committed
+  // deliveries finished (peer_gone_); Ok when there is one.
+  Status SendFailed(const Status& sent);
+  // Once the sender is gone: ends every delivery it had not committed.
+  void DropUncommitted();
   Status Refuse(const std::string& id, protocol::RefuseReason reason, const std::string& detail);
   // Signs with the receiver's identity (ReceiptSigner: grouped with other connections'
   // receipts ready meanwhile); the canonical JSON that is sent and stored.
   Result<std::string> Sign(Receipt receipt) const;
   // Signs and records `receipt`; the outbox sends it at the next flush.
-  Status SendReceipt(const Receipt& receipt);
+  Status SendReceipt(InProgress& p, const Receipt& receipt);
   void Revoke(LiveWindow& window);
-  void EndDelivery();
+  void EndDelivery(const std::string& id);
+  void EndAllDeliveries();
+  // Tells the log that every delivery in progress was aborted, and why.
+  void TellAborted(const std::string& why) const;
   void Tell(const std::string& line) const;
   // The log's and the metrics' view of deliveries ending (delivery_log.h): each that ends
   // is noted, its outcome named by a refusal or a success, and reported once the loop's
@@ -102,10 +135,10 @@ class Connection {
   ReceiverCore& core_;
   protocol::ControlChannel channel_;
   std::shared_ptr<Inbox> inbox_;
-  std::unique_ptr<InboundDelivery> delivery_;
-  std::optional<AdmittedDelivery> admitted_;  // the id and limit delivery_ holds
-  std::vector<std::string> receipts_;         // issued for the current delivery, JSON
-  ReceiptOutbox outbox_;                      // signed, not yet sent
+  // Deliveries in progress, by id; an id is in progress on one connection at a time.
+  std::map<std::string, InProgress> deliveries_;
+  std::map<uint16_t, std::string> tag_owner_;  // notification tag -> its delivery
+  ReceiptOutbox outbox_;  // signed, not yet sent
   std::vector<uint32_t> notifications_;
   std::atomic<bool> finished_{false};
   bool peer_gone_ = false;  // the sender closed after committing
@@ -116,14 +149,10 @@ class Connection {
   std::string sender_;                          // whom the per-sender limits count against
   std::optional<Reservation> connection_slot_;  // in its sender key's limit, once signed
   std::string identity_;  // the key id of the announce being admitted; empty if unsigned
-  // Liveness: when the connection started, when its last message came, when its delivery
-  // last moved (announce, grant, chunk landed, commit), since when it waits for a window.
+  // Liveness: when the connection started, when its last message came.
   Clock::time_point started_;
   std::optional<Clock::time_point> last_message_;
-  Clock::time_point last_progress_;
-  std::optional<Clock::time_point> window_wait_since_;
-  std::string window_wait_why_;            // what the last grant attempt found missing
-  std::atomic<int64_t> idle_since_ns_{0};  // 0 while a delivery is in progress
+  std::atomic<int64_t> idle_since_ns_{0};  // 0 while any delivery is in progress
   std::vector<EndedDelivery> ended_;       // since the last ReportEndedDeliveries
   std::vector<protocol::Refuse> refused_;  // likewise
   mutable std::string end_why_;            // why the delivery that ends next ended, if told

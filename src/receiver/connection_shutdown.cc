@@ -7,13 +7,17 @@ using protocol::RefuseReason;
 
 Status Connection::ObserveShutdown(bool& close) {
   if (!core_.shutdown.begun()) return Status::Ok();
-  if (delivery_) {
-    if (!core_.shutdown.aborting()) return Status::Ok();  // draining: it may still finish
+  if (!deliveries_.empty()) {
+    if (!core_.shutdown.aborting()) return Status::Ok();  // draining: they may still finish
     close = true;
-    const std::string id = delivery_->announce().delivery_id;
-    // Told before the windows are revoked, so the sender reads why before a write fails.
-    Status told = AbortForShutdown(id);
-    EndDelivery();  // its uncommitted bytes are discarded; nothing is retained
+    Status told;
+    while (!deliveries_.empty()) {
+      const std::string id = deliveries_.begin()->first;
+      // Told before the windows are revoked, so the sender reads why before a write fails.
+      Status one = AbortForShutdown(id);
+      if (told.ok()) told = one;
+      EndDelivery(id);  // its uncommitted bytes are discarded; nothing is retained
+    }
     return told;
   }
   close = true;

@@ -42,17 +42,6 @@ constexpr uint32_t kSpinsBeforeNap = 32;
 constexpr std::chrono::microseconds kNap{20};
 using protocol::RefuseReason;
 
-Status StatusForRefusal(const protocol::Refuse& r, const std::string& id) {
-  const std::string msg = "receiver refused delivery " +
-                          (r.delivery_id.empty() ? id : r.delivery_id) + " (" +
-                          std::string(protocol::RefuseReasonName(r.reason)) + "): " + r.detail;
-  switch (r.reason) {
-    case RefuseReason::kValidation: return Status::Validation(msg);
-    case RefuseReason::kRetention: return Status::Retention(msg);
-    default: return Status::Refused(msg);
-  }
-}
-
 int RungOrder(ReceiptRung rung) {
   switch (rung) {
     case ReceiptRung::kTransport: return 1;
@@ -64,7 +53,19 @@ int RungOrder(ReceiptRung rung) {
   return 0;
 }
 
-// The delivery a control message is about; empty for messages about none.
+}  // namespace
+
+Status StatusForRefusal(const protocol::Refuse& r, const std::string& id) {
+  const std::string msg = "receiver refused delivery " +
+                          (r.delivery_id.empty() ? id : r.delivery_id) + " (" +
+                          std::string(protocol::RefuseReasonName(r.reason)) + "): " + r.detail;
+  switch (r.reason) {
+    case RefuseReason::kValidation: return Status::Validation(msg);
+    case RefuseReason::kRetention: return Status::Retention(msg);
+    default: return Status::Refused(msg);
+  }
+}
+
 std::string IdOf(const protocol::Message& message) {
   if (const auto* m = std::get_if<protocol::Grant>(&message)) return m->delivery_id;
   if (const auto* m = std::get_if<protocol::Receipt>(&message)) return m->delivery_id;
@@ -72,8 +73,6 @@ std::string IdOf(const protocol::Message& message) {
   if (const auto* m = std::get_if<protocol::Abort>(&message)) return m->delivery_id;
   return "";
 }
-
-}  // namespace
 
 Status CheckDeliveryOptions(const DeliveryOptions& options) {
   if (options.chunk_size == 0) return Status::InvalidArgument("chunk size must be positive");
@@ -180,15 +179,18 @@ Status DeliveryRun::ChooseSourcePath() {
 }
 
 Status DeliveryRun::Run() {
+  WRIT_RETURN_IF_ERROR(Start());
+  return Loop();
+}
+
+Status DeliveryRun::Start() {
   chunk_size_ = prepared_.chunk_size;
   const fabric::ProviderInfo& provider = link_.node().provider();
   WRIT_RETURN_IF_ERROR(CheckChunkFits(chunk_size_, provider.max_message_size(), provider.name()));
-  slots_.assign(link_.depth(), Slot{});
   granted_level_ = link_.node().provider().Grant(opt_.level);
   out_.context = receipt::ContextFor(link_.node().provider(), granted_level_, true);
   WRIT_RETURN_IF_ERROR(ChooseSourcePath());
-  WRIT_RETURN_IF_ERROR(Announce());
-  return Loop();
+  return Announce();
 }
 
 Status DeliveryRun::Announce() {
@@ -241,13 +243,19 @@ Status DeliveryRun::Loop() {
     if (Done()) break;
     WRIT_RETURN_IF_ERROR(PostReady());
     WRIT_RETURN_IF_ERROR(PollCompletions());
-    if (!commit_sent_ && chunks_done_ == out_.delivery.chunks && out_.bytes_moved) {
-      WRIT_RETURN_IF_ERROR(SendTransportReceiptAndCommit());
-    }
-    if (Clock::now() - last_progress_ > opt_.stall_timeout) {
-      return Broken(
-          Status::Timeout("no progress for " + std::to_string(opt_.stall_timeout.count()) + " ms"));
-    }
+    WRIT_RETURN_IF_ERROR(Step());
+  }
+  return Status::Ok();
+}
+
+Status DeliveryRun::Step() {
+  WRIT_RETURN_IF_ERROR(PostReady());
+  if (!commit_sent_ && chunks_done_ == out_.delivery.chunks && out_.bytes_moved) {
+    WRIT_RETURN_IF_ERROR(SendTransportReceiptAndCommit());
+  }
+  if (Clock::now() - last_progress_ > opt_.stall_timeout) {
+    return Broken(
+        Status::Timeout("no progress for " + std::to_string(opt_.stall_timeout.count()) + " ms"));
   }
   return Status::Ok();
 }
@@ -409,13 +417,15 @@ Status DeliveryRun::OnMessage(const protocol::Message& message) {
 
 bool DeliveryRun::CanPost() const {
   if (ready_next_ >= ready_.size()) return false;
-  return std::any_of(slots_.begin(), slots_.end(), [](const Slot& s) { return !s.busy; });
+  const auto& slots = link_.write_slots();
+  return std::any_of(slots.begin(), slots.end(), [](const WriteSlot& s) { return !s.busy(); });
 }
 
 Status DeliveryRun::PostReady() {
-  for (size_t i = 0; i < slots_.size() && ready_next_ < ready_.size(); ++i) {
-    Slot& slot = slots_[i];
-    if (slot.busy) continue;
+  std::vector<WriteSlot>& slots = link_.write_slots();
+  for (size_t i = 0; i < slots.size() && ready_next_ < ready_.size(); ++i) {
+    WriteSlot& slot = slots[i];
+    if (slot.busy()) continue;
     const auto [chunk, window] = ready_[ready_next_++];
     slot.chunk = chunk;
     slot.window = window;
@@ -445,7 +455,7 @@ Status DeliveryRun::PostReady() {
   return Status::Ok();
 }
 
-Status DeliveryRun::Post(Slot& slot, size_t index) {
+Status DeliveryRun::Post(WriteSlot& slot, size_t index) {
   const protocol::Grant& grant = grants_.at(slot.window);
   const uint64_t in_window = slot.chunk - grant.first_chunk;
   fabric::WriteRequest req;
@@ -469,7 +479,7 @@ Status DeliveryRun::Post(Slot& slot, size_t index) {
   }
   auto posted = link_.node().PostWrite(req);
   if (!posted.ok()) return Broken(posted.status().Annotate("chunk " + std::to_string(slot.chunk)));
-  slot.busy = true;
+  slot.owner = this;
   slot.request_id = req.request_id;
   ++slot.attempt;
   return Status::Ok();
@@ -480,45 +490,61 @@ Status DeliveryRun::PollCompletions() {
   auto polled = link_.node().Poll(records_, 64);
   if (!polled.ok()) return Broken(polled.status());
   idle_spins_ = records_.empty() ? idle_spins_ + 1 : 0;
+  std::vector<WriteSlot>& slots = link_.write_slots();
   for (const auto& record : records_) {
-    auto slot_it = std::find_if(slots_.begin(), slots_.end(), [&](const Slot& s) {
-      return s.busy && s.request_id == record.request_id();
+    auto slot = std::find_if(slots.begin(), slots.end(), [&](const WriteSlot& s) {
+      return s.owner == this && s.request_id == record.request_id();
     });
-    WorkCompletionRecord wc = RecordOf(record);
-    if (!wc.ok) saw_error_record_ = true;  // tcp drops the connection after an error
-    if (slot_it == slots_.end()) {
-      wc.chunk = UINT64_MAX;  // not one of ours: kept as evidence, never counted
+    if (slot == slots.end()) {
+      WorkCompletionRecord wc = RecordOf(record);
+      if (!wc.ok) saw_error_record_ = true;  // tcp drops the connection after an error
+      wc.chunk = UINT64_MAX;                 // not one of ours: kept as evidence, never counted
       out_.work_completions.push_back(std::move(wc));
-      continue;
-    }
-    Slot& slot = *slot_it;
-    wc.chunk = slot.chunk;
-    wc.attempt = slot.attempt;
-    out_.work_completions.push_back(wc);
-    last_progress_ = Clock::now();
-    out_.portion_request_ids[slot.chunk] = slot.request_id;
-    slot.busy = false;
-    if (record.ok()) {
-      if (!slot.staged) prepared_.source->Release(slot.chunk * chunk_size_, slot.length);
-      ++chunks_done_;
-      bytes_done_ += slot.length;
-      if (opt_.progress) opt_.progress(bytes_done_, out_.delivery.bytes);
       continue;
     }
     // The receiver refuses (full disk, failed validation) before it revokes the delivery's
     // windows, so a write failing on a revoked window usually has its reason waiting on the
-    // control connection: read it before retrying or reporting a transport failure. The
-    // error record stays in the evidence either way.
-    WRIT_RETURN_IF_ERROR(ReadControl(slot.attempt < opt_.max_attempts ? 0ms : kRefusalGrace));
-    if (slot.attempt < opt_.max_attempts) {
-      WRIT_RETURN_IF_ERROR(Post(slot, static_cast<size_t>(&slot - slots_.data())));
-      continue;
-    }
-    return Broken(Status::Transport("chunk " + std::to_string(slot.chunk) +
-                                    " failed: " + wc.status + " (" + wc.provider_error +
-                                    ") after " + std::to_string(slot.attempt) + " attempt(s)"));
+    // control connection: read it before retrying or reporting a transport failure.
+    if (TakeRecord(*slot, record)) continue;
+    WRIT_RETURN_IF_ERROR(ReadControl(slot->attempt < opt_.max_attempts ? 0ms : kRefusalGrace));
+    WRIT_RETURN_IF_ERROR(RetryOrFail(*slot));
   }
   return Status::Ok();
+}
+
+Status DeliveryRun::OnRecord(WriteSlot& slot, const fabric::WorkCompletion& record) {
+  if (TakeRecord(slot, record)) return Status::Ok();
+  return RetryOrFail(slot);
+}
+
+bool DeliveryRun::TakeRecord(WriteSlot& slot, const fabric::WorkCompletion& record) {
+  WorkCompletionRecord wc = RecordOf(record);
+  if (!wc.ok) saw_error_record_ = true;  // tcp drops the connection after an error
+  wc.chunk = slot.chunk;
+  wc.attempt = slot.attempt;
+  out_.work_completions.push_back(wc);
+  last_progress_ = Clock::now();
+  out_.portion_request_ids[slot.chunk] = slot.request_id;
+  slot.owner = nullptr;
+  if (record.ok()) {
+    if (!slot.staged) prepared_.source->Release(slot.chunk * chunk_size_, slot.length);
+    ++chunks_done_;
+    bytes_done_ += slot.length;
+    if (opt_.progress) opt_.progress(bytes_done_, out_.delivery.bytes);
+    return true;
+  }
+  return false;  // the error record stays in the evidence either way
+}
+
+Status DeliveryRun::RetryOrFail(WriteSlot& slot) {
+  if (slot.attempt < opt_.max_attempts) {
+    return Post(slot, static_cast<size_t>(&slot - link_.write_slots().data()));
+  }
+  write_failed_ = true;
+  const WorkCompletionRecord& wc = out_.work_completions.back();
+  return Broken(Status::Transport("chunk " + std::to_string(slot.chunk) + " failed: " + wc.status +
+                                  " (" + wc.provider_error + ") after " +
+                                  std::to_string(slot.attempt) + " attempt(s)"));
 }
 
 Status DeliveryRun::Quiesce(std::chrono::milliseconds timeout) {
@@ -537,9 +563,9 @@ Status DeliveryRun::Quiesce(std::chrono::milliseconds timeout) {
       return polled.status();
     }
     for (const auto& record : records_) {
-      for (Slot& slot : slots_) {
-        if (!slot.busy || slot.request_id != record.request_id()) continue;
-        slot.busy = false;
+      for (WriteSlot& slot : link_.write_slots()) {
+        if (slot.owner != this || slot.request_id != record.request_id()) continue;
+        slot.owner = nullptr;
         WorkCompletionRecord wc = RecordOf(record);
         wc.chunk = slot.chunk;
         wc.attempt = slot.attempt;
@@ -573,7 +599,9 @@ void DeliveryRun::AddReceipt(Receipt receipt) {
 }
 
 bool DeliveryRun::WritesIdle() const {
-  return std::none_of(slots_.begin(), slots_.end(), [](const Slot& s) { return s.busy; });
+  const auto& slots = link_.write_slots();
+  return std::none_of(slots.begin(), slots.end(),
+                      [this](const WriteSlot& s) { return s.owner == this; });
 }
 
 bool DeliveryRun::Done() const {

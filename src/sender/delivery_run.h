@@ -51,6 +51,13 @@ Status Prepare(DeliverySource source, const DeliveryOptions& options, const Dige
 void UpdateDigestCache(const DigestCache& cache, const DeliveryOptions& options,
                        const PreparedDelivery& prepared, const DeliveryOutcome& out);
 
+// Why the receiver refused a delivery, as a Status of the matching code.
+Status StatusForRefusal(const protocol::Refuse& refuse, const std::string& id);
+// The delivery a control message is about; empty for messages about none.
+std::string IdOf(const protocol::Message& message);
+
+// One delivery's state. `Run` drives it alone over the link; a Session (session.h) drives
+// many at once through Start, OnMessage, Step and OnRecord, sharing the link's write slots.
 class DeliveryRun {
  public:
   DeliveryRun(Link& link, const receipt::Identity* identity, const DeliveryOptions& options,
@@ -65,6 +72,27 @@ class DeliveryRun {
 
   Status Run();
 
+  // Checks, chooses the source path and sends the announce.
+  Status Start();
+  // A control message about this delivery.
+  Status OnMessage(const protocol::Message& message);
+  // Posts granted chunks into free write slots, commits once every chunk landed, and
+  // fails a delivery that made no progress for its stall timeout.
+  Status Step();
+  // The completion record of the write in `slot` (one of this delivery's); a write that
+  // finally failed breaks the session (write_failed()).
+  Status OnRecord(WriteSlot& slot, const fabric::WorkCompletion& record);
+  // A granted chunk is waiting and a write slot is free.
+  bool CanPost() const;
+  bool Done() const;
+  bool WritesIdle() const;
+  bool write_failed() const { return write_failed_; }
+  // `status` naming this delivery and the last rung it reached.
+  Status Fail(Status status) const {
+    return status.Annotate("delivery " + out_.delivery.id + ", last rung reached: " + LastRung());
+  }
+  const std::string& id() const { return out_.delivery.id; }
+
   bool announced() const { return announced_; }
   // The session can no longer be trusted (connection lost, error completion, stall,
   // protocol violation).
@@ -76,36 +104,22 @@ class DeliveryRun {
   Status Quiesce(std::chrono::milliseconds timeout);
 
  private:
-  struct Slot {
-    bool busy = false;
-    bool staged = false;  // source: the link's staging slot, else the registered source
-    uint64_t request_id = 0;
-    uint64_t chunk = 0;
-    uint32_t window = 0;
-    uint32_t attempt = 0;
-    uint64_t length = 0;
-  };
-
   Status ChooseSourcePath();
   Status Announce();
   Status Loop();
   Status SendTransportReceiptAndCommit();
   Status ReadControl(std::chrono::microseconds wait);
-  Status OnMessage(const protocol::Message& message);
   Status PostReady();
   Status FoldThrough(uint64_t chunk, const uint8_t* staged);
   Status FinishDigest();
-  Status Post(Slot& slot, size_t index);
+  Status Post(WriteSlot& slot, size_t index);
   Status PollCompletions();
+  // Records a completion in the outcome and frees its slot; true when it succeeded.
+  bool TakeRecord(WriteSlot& slot, const fabric::WorkCompletion& record);
+  // After a failed write: posts it again, or fails when it had its last attempt.
+  Status RetryOrFail(WriteSlot& slot);
   void AddReceipt(Receipt receipt);
-  bool Done() const;
-  bool WritesIdle() const;
-  // A granted chunk is waiting and a request slot is free.
-  bool CanPost() const;
   std::string LastRung() const;
-  Status Fail(Status status) const {
-    return status.Annotate("delivery " + out_.delivery.id + ", last rung reached: " + LastRung());
-  }
   Status Broken(Status status) {
     broken_ = true;
     return Fail(std::move(status));
@@ -121,7 +135,6 @@ class DeliveryRun {
   uint64_t chunk_size_ = 0;
   CompletionLevel granted_level_ = CompletionLevel::kDelivery;
   fabric::MemoryRegion source_region_;  // the zero-copy source, when used
-  std::vector<Slot> slots_;
   std::map<uint32_t, protocol::Grant> grants_;
   std::vector<std::pair<uint64_t, uint32_t>> ready_;  // (chunk, window), in grant order
   size_t ready_next_ = 0;
@@ -132,6 +145,7 @@ class DeliveryRun {
   bool commit_sent_ = false;
   bool broken_ = false;
   bool saw_error_record_ = false;
+  bool write_failed_ = false;  // a write failed after its last attempt
   bool receiver_ended_ = false;
   std::chrono::steady_clock::time_point last_progress_ = std::chrono::steady_clock::now();
   std::vector<fabric::WorkCompletion> records_;

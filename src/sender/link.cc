@@ -4,6 +4,7 @@
 #include <netinet/in.h>
 #include <sys/socket.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 
@@ -49,6 +50,7 @@ Result<std::unique_ptr<Link>> Link::Open(const SessionOptions& options,
   std::unique_ptr<Link> link(new Link());
   link->depth_ = options.depth;
   link->busy_poll_ = options.busy_poll;
+  link->write_slots_.assign(options.depth, WriteSlot{});
   auto channel = protocol::ControlChannel::Connect(host_port->first, host_port->second,
                                                    options.connect_timeout);
   if (!channel.ok()) {
@@ -97,9 +99,27 @@ Status Link::ConnectFabric(const std::string& wanted_provider, const std::string
   return Status::Ok();
 }
 
+namespace {
+
+uint64_t StagingSlotBytes(uint64_t wanted) {
+  return (std::max<uint64_t>(wanted, 4096) + 4095) / 4096 * 4096;
+}
+
+}  // namespace
+
+bool Link::WritesIdle() const {
+  return std::none_of(write_slots_.begin(), write_slots_.end(),
+                      [](const WriteSlot& s) { return s.busy(); });
+}
+
+bool Link::StagingFits(uint64_t slot_bytes) const {
+  return staging_ != nullptr && StagingSlotBytes(slot_bytes) <= slot_bytes_;
+}
+
 Status Link::EnsureStaging(uint64_t slot_bytes) {
-  slot_bytes = (std::max<uint64_t>(slot_bytes, 4096) + 4095) / 4096 * 4096;
+  slot_bytes = StagingSlotBytes(slot_bytes);
   if (staging_ != nullptr && slot_bytes <= slot_bytes_) return Status::Ok();
+  if (!WritesIdle()) return Status::Internal("staging cannot grow while writes are in flight");
   FreeStaging();
   const uint64_t total = slot_bytes * depth_;
   staging_ = static_cast<uint8_t*>(std::aligned_alloc(4096, total));

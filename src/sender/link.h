@@ -17,6 +17,19 @@
 
 namespace writ::sender {
 
+// One of the session's `depth` write requests in flight, and its staging slot of the same
+// index; shared by every delivery of the session.
+struct WriteSlot {
+  const void* owner = nullptr;  // the delivery writing through it; null: free
+  bool staged = false;          // source: the staging slot, else the registered source
+  uint64_t request_id = 0;
+  uint64_t chunk = 0;
+  uint32_t window = 0;
+  uint32_t attempt = 0;
+  uint64_t length = 0;
+  bool busy() const { return owner != nullptr; }
+};
+
 class Link {
  public:
   // `open_fabric` opens this side's fabric (tests wrap it in a FaultInjectingFabric).
@@ -39,9 +52,14 @@ class Link {
   // Unique over the session, so a late record can never be taken for a later request.
   uint64_t NextRequestId() { return next_request_id_++; }
 
+  // The session's write slots (depth of them), whichever delivery holds them.
+  std::vector<WriteSlot>& write_slots() { return write_slots_; }
+  bool WritesIdle() const;
   // Registered staging of `depth` slots of at least `slot_bytes` each, allocated on
   // first need and reallocated (re-registered) only to grow. No write may be in flight.
   Status EnsureStaging(uint64_t slot_bytes);
+  // Whether staging of `slot_bytes` per slot needs no reallocation.
+  bool StagingFits(uint64_t slot_bytes) const;
   uint8_t* staging_slot(size_t index) const { return staging_ + index * slot_bytes_; }
   uint64_t staging_offset(size_t index) const { return index * slot_bytes_; }
   const fabric::MemoryRegion& staging_region() const { return staging_region_; }
@@ -62,6 +80,7 @@ class Link {
   std::vector<uint8_t> local_address_;
   uint32_t depth_ = 0;
   bool busy_poll_ = false;
+  std::vector<WriteSlot> write_slots_;
   uint64_t next_request_id_ = 1;
   uint8_t* staging_ = nullptr;
   uint64_t slot_bytes_ = 0;

@@ -1,24 +1,30 @@
 // writ::Sender (a session of many deliveries) and writ::Send (a session of one).
 #include "writ/sender.h"
 
+#include <atomic>
+
 #include "protocol/codec.h"
 #include "receipt/identity.h"
 #include "sender/delivery_run.h"
 #include "sender/delivery_source.h"
 #include "sender/digest_cache.h"
 #include "sender/link.h"
+#include "sender/session.h"
 #include "sender/test_seams.h"
 
 namespace writ {
 
-using sender::DeliveryRun;
 using sender::DeliverySource;
 using sender::Link;
 using sender::PreparedDelivery;
+using sender::Session;
+using sender::Submission;
 
 class Sender::Impl {
  public:
   static Result<std::unique_ptr<Impl>> Connect(const SessionOptions& options) {
+    if (options.max_in_flight == 0)
+      return Status::InvalidArgument("max_in_flight must be at least 1");
     auto impl = std::make_unique<Impl>();
     if (!options.identity_dir.empty()) {
       auto identity = receipt::Identity::LoadOrCreate(options.identity_dir);
@@ -26,7 +32,11 @@ class Sender::Impl {
       impl->identity_.emplace(std::move(identity).value());
       impl->cache_.emplace(CachePath(options.identity_dir));
     }
-    WRIT_ASSIGN_OR_RETURN(impl->link_, Link::Open(options));
+    WRIT_ASSIGN_OR_RETURN(auto link, Link::Open(options));
+    impl->session_ =
+        std::make_unique<Session>(std::move(link), impl->identity_ ? &*impl->identity_ : nullptr,
+                                  impl->cache_ ? &*impl->cache_ : nullptr, options.max_in_flight);
+    WRIT_RETURN_IF_ERROR(impl->session_->Start());
     return impl;
   }
 
@@ -34,106 +44,27 @@ class Sender::Impl {
     return identity_dir + "/digest-cache";
   }
 
-  // Runs one delivery whose source is already open (`prepared`).
-  void Deliver(const DeliveryOptions& options, PreparedDelivery& prepared, DeliveryOutcome& out) {
-    DeliverOnce(options, prepared, out);
-    if (cache_) sender::UpdateDigestCache(*cache_, options, prepared, out);
-  }
-
-  void DeliverOnce(const DeliveryOptions& options, PreparedDelivery& prepared,
-                   DeliveryOutcome& out) {
+  // Queues a delivery whose source is already open (`sub->prepared`).
+  DeliveryHandle Submit(std::unique_ptr<Submission> sub) {
     ++deliveries_;
-    if (corrupt_chunk_) prepared.corrupt_chunk = corrupt_chunk_;
-    if (!health_.ok()) {
-      out.status = health_;
-      return;
-    }
-    if (Status drained = DrainPending(options.stall_timeout); !drained.ok()) {
-      out.status = drained;
-      return;
-    }
-    Status status;
-    {
-      DeliveryRun run(*link_, identity_ ? &*identity_ : nullptr, options, prepared, out, last_id_);
-      status = run.Run();
-      if (run.announced()) last_id_ = out.delivery.id;
-      if (status.ok()) {
-        if (!run.receiver_ended()) pending_id_ = out.delivery.id;
-      } else if (run.announced() && !run.broken()) {
-        // The delivery failed on its own (refused, or a local error after the announce):
-        // make sure the receiver ended it and no write of it is still in flight.
-        if (!run.receiver_ended()) {
-          (void)link_->channel().Send(protocol::Abort{out.delivery.id, status.message()});
-        }
-        if (Status quiet = run.Quiesce(std::chrono::seconds(5)); !quiet.ok()) {
-          (void)Break(quiet.Annotate("after delivery " + out.delivery.id + " failed"));
-        }
-      }
-      if (run.broken() && health_.ok()) {
-        (void)Break(Status::Transport("session broken by delivery " + out.delivery.id + ": " +
-                                      status.message()));
-      }
-      // A broken link may still have writes in flight that read this delivery's source:
-      // close the fabric before the source's registration and mapping go away.
-      if (!health_.ok()) (void)link_->Close();
-    }
-    out.status = status;
+    DeliveryHandle handle(sub->state);
+    if (corrupt_chunk_) sub->prepared.corrupt_chunk = corrupt_chunk_;
+    session_->Submit(std::move(sub));
+    return handle;
   }
 
-  // A delivery that returned before the receiver ended it (e.g. --until transport): its
-  // remaining receipts are read and dropped, because the receiver serves one delivery at
-  // a time per connection.
-  Status DrainPending(std::chrono::milliseconds timeout) {
-    if (pending_id_.empty()) return Status::Ok();
-    const auto deadline = std::chrono::steady_clock::now() + timeout;
-    while (!pending_id_.empty()) {
-      const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
-          deadline - std::chrono::steady_clock::now());
-      if (left.count() <= 0) {
-        return Break(Status::Timeout("the receiver did not finish delivery " + pending_id_ +
-                                     " within " + std::to_string(timeout.count()) + " ms"));
-      }
-      auto message = link_->channel().Receive(left);
-      if (!message.ok()) {
-        if (message.status().code() == ErrorCode::kTimeout) continue;
-        return Break(Status::Transport("control connection to the receiver lost: " +
-                                       message.status().message()));
-      }
-      if (const auto* r = std::get_if<protocol::Refuse>(&*message);
-          r && r->delivery_id == pending_id_) {
-        pending_id_.clear();
-      } else if (const auto receipts = protocol::ReceiptsOf(*message);
-                 !receipts.empty() && receipts.front()->delivery_id == pending_id_) {
-        for (const protocol::Receipt* w : receipts) {
-          auto receipt = ReceiptFromJson(w->json);
-          if (receipt.ok() && receipt->rung == ReceiptRung::kRetained) pending_id_.clear();
-        }
-      } else {
-        return Break(Status::Malformed(std::string("unexpected '") +
-                                       std::string(protocol::MessageTypeName(*message)) +
-                                       "' while delivery " + pending_id_ + " was finishing"));
-      }
-    }
-    return Status::Ok();
+  // A submission that failed before it reached the session.
+  static DeliveryHandle Failed(std::unique_ptr<Submission> sub) {
+    DeliveryHandle handle(sub->state);
+    sub->state->Set(std::move(sub->out));
+    return handle;
   }
 
-  Status Break(Status why) {
-    if (health_.ok()) health_ = std::move(why);
-    return health_;
-  }
-
-  Status Close() {
-    (void)Break(Status::InvalidArgument("the session was closed"));
-    return link_->Close();
-  }
-
+  // Declared before session_: the session's thread uses them until it is stopped.
   std::optional<receipt::Identity> identity_;
   std::optional<sender::DigestCache> cache_;  // beside the identity, when there is one
-  std::unique_ptr<Link> link_;
-  Status health_;
-  std::string pending_id_;  // returned to the caller, not yet ended by the receiver
-  std::string last_id_;     // the last delivery announced
-  uint64_t deliveries_ = 0;
+  std::unique_ptr<Session> session_;
+  std::atomic<uint64_t> deliveries_{0};
   std::optional<uint64_t> corrupt_chunk_;  // tests only: sender/test_seams.h
 };
 
@@ -158,36 +89,47 @@ Status OpenAndPrepare(const std::string& path, const DeliveryOptions& options,
 
 }  // namespace
 
+DeliveryHandle Sender::Submit(const std::string& path, const DeliveryOptions& options) {
+  auto sub = std::make_unique<Submission>();
+  sub->options = options;
+  sub->out.status = sender::CheckDeliveryOptions(options);
+  if (sub->out.status.ok()) {
+    sub->out.status = OpenAndPrepare(path, sub->options, impl_->cache_ ? &*impl_->cache_ : nullptr,
+                                     sub->out, sub->prepared);
+  }
+  if (!sub->out.status.ok()) return Impl::Failed(std::move(sub));
+  return impl_->Submit(std::move(sub));
+}
+
+DeliveryHandle Sender::SubmitBytes(std::span<const uint8_t> bytes, const DeliveryOptions& options) {
+  auto sub = std::make_unique<Submission>();
+  sub->options = options;
+  sub->out.status = sender::CheckDeliveryOptions(options);
+  if (sub->out.status.ok() && options.id.empty()) {
+    sub->out.status = Status::InvalidArgument("SendBytes needs a delivery id");
+  }
+  if (sub->out.status.ok()) {
+    sub->out.status = sender::Prepare(DeliverySource::FromBytes(bytes, options.id), sub->options,
+                                      nullptr, sub->out, sub->prepared);
+  }
+  if (!sub->out.status.ok()) return Impl::Failed(std::move(sub));
+  return impl_->Submit(std::move(sub));
+}
+
 DeliveryOutcome Sender::Send(const std::string& path, const DeliveryOptions& options) {
-  DeliveryOutcome out;
-  out.status = sender::CheckDeliveryOptions(options);
-  if (!out.status.ok()) return out;
-  PreparedDelivery prepared;
-  out.status =
-      OpenAndPrepare(path, options, impl_->cache_ ? &*impl_->cache_ : nullptr, out, prepared);
-  if (out.status.ok()) impl_->Deliver(options, prepared, out);
-  return out;
+  return Submit(path, options).Wait();
 }
 
 DeliveryOutcome Sender::SendBytes(std::span<const uint8_t> bytes, const DeliveryOptions& options) {
-  DeliveryOutcome out;
-  out.status = sender::CheckDeliveryOptions(options);
-  if (out.status.ok() && options.id.empty()) {
-    out.status = Status::InvalidArgument("SendBytes needs a delivery id");
-  }
-  if (!out.status.ok()) return out;
-  PreparedDelivery prepared;
-  out.status = sender::Prepare(DeliverySource::FromBytes(bytes, options.id), options, nullptr, out,
-                               prepared);
-  if (out.status.ok()) impl_->Deliver(options, prepared, out);
-  return out;
+  return SubmitBytes(bytes, options).Wait();
 }
 
-bool Sender::usable() const { return impl_->health_.ok(); }
-const Status& Sender::health() const { return impl_->health_; }
-const std::string& Sender::provider() const { return impl_->link_->hello().provider; }
-uint64_t Sender::deliveries() const { return impl_->deliveries_; }
-Status Sender::Close() { return impl_->Close(); }
+bool Sender::usable() const { return impl_->session_->health().ok(); }
+Status Sender::health() const { return impl_->session_->health(); }
+const std::string& Sender::provider() const { return impl_->session_->link().hello().provider; }
+uint64_t Sender::deliveries() const { return impl_->deliveries_.load(); }
+uint32_t Sender::max_in_flight() const { return impl_->session_->max_in_flight(); }
+Status Sender::Close() { return impl_->session_->Close(); }
 
 SessionOptions SessionOptionsOf(const SendOptions& o) {
   SessionOptions s;
@@ -219,28 +161,27 @@ namespace {
 
 DeliveryOutcome SendOnce(const std::string& path, const SendOptions& options,
                          std::optional<uint64_t> corrupt_chunk) {
-  DeliveryOutcome out;
-  const DeliveryOptions delivery = DeliveryOptionsOf(options);
-  out.status = sender::CheckDeliveryOptions(delivery);
+  auto sub = std::make_unique<Submission>();
+  sub->options = DeliveryOptionsOf(options);
+  DeliveryOutcome& out = sub->out;
+  out.status = sender::CheckDeliveryOptions(sub->options);
   if (out.status.ok() && options.depth == 0) {
     out.status = Status::InvalidArgument("depth must be at least 1");
   }
   if (!out.status.ok()) return out;
   // The delivery is opened before the receiver is contacted; its digest, unless given or
   // cached, is computed as its chunks are written.
-  PreparedDelivery prepared;
   std::optional<sender::DigestCache> cache;
   if (!options.identity_dir.empty()) cache.emplace(Sender::Impl::CachePath(options.identity_dir));
-  out.status = OpenAndPrepare(path, delivery, cache ? &*cache : nullptr, out, prepared);
+  out.status = OpenAndPrepare(path, sub->options, cache ? &*cache : nullptr, out, sub->prepared);
   if (!out.status.ok()) return out;
-  prepared.corrupt_chunk = corrupt_chunk;
   auto session = Sender::Impl::Connect(SessionOptionsOf(options));
   if (!session.ok()) {
     out.status = session.status();
     return out;
   }
-  (*session)->Deliver(delivery, prepared, out);
-  return out;
+  (*session)->corrupt_chunk_ = corrupt_chunk;
+  return (*session)->Submit(std::move(sub)).Wait();
 }
 
 }  // namespace

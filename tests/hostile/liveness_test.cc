@@ -176,6 +176,34 @@ TEST(Liveness, SenderWaitingForAWindowIsToldNoWindowAvailable) {
       << sent.err;
 }
 
+// A connection carries several deliveries at once, up to its hello's max_in_flight; past it,
+// or with an id already in flight on it, an announce is refused and the others go on.
+TEST(Admission, AConnectionCarriesUpToItsHellosMaxInFlight) {
+  TempDir dir;
+  auto serve =
+      Serve::Start("tcp", {"--identity", dir.File("server"), "--max-deliveries-per-sender", "3"});
+  ASSERT_TRUE(serve);
+  protocol::Message first;
+  auto sender = Attacker::Connect(serve->address(), &first);
+  ASSERT_TRUE(sender);
+  ASSERT_TRUE(IsHello(first));
+  EXPECT_EQ(std::get<protocol::Hello>(first).max_in_flight, 3u);
+  for (const char* id : {"a", "b", "c"}) {
+    ASSERT_TRUE(sender->channel.Send(AnnounceOf(id, 1 << 20)).ok());
+    ASSERT_EQ(sender->Next(), "grant") << id;
+  }
+  ASSERT_TRUE(sender->channel.Send(AnnounceOf("d", 1 << 20)).ok());
+  EXPECT_EQ(sender->Next(),
+            "refused: this connection already has 3 deliveries in progress, its limit "
+            "(max_in_flight 3 in the hello)");
+  ASSERT_TRUE(sender->channel.Send(protocol::Abort{"a", "done with it"}).ok());
+  ASSERT_TRUE(sender->channel.Send(AnnounceOf("b", 1 << 20)).ok());
+  const std::string again = sender->Next();
+  EXPECT_NE(again.find("already in progress on this connection"), std::string::npos) << again;
+  ASSERT_TRUE(sender->channel.Send(AnnounceOf("d", 1 << 20)).ok());
+  EXPECT_EQ(sender->Next(), "grant") << "a's place is free once it was aborted";
+}
+
 TEST(Admission, IdleConnectionsCannotLockOutASender) {
   TempDir dir;
   auto serve = Serve::StartWithStderr(

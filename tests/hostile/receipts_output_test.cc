@@ -116,7 +116,7 @@ TEST(HostileOutput, SendShowsAnIdWithControlCharactersEscaped) {
 void AnswerOneQuery(protocol::ControlListener& listener, const std::string& answer) {
   auto channel = listener.Accept(20s);
   if (!channel.ok()) return;
-  (void)channel->Send(protocol::Hello{1, "tcp", {1, 2, 3, 4}, "hostile-receiver"});
+  (void)channel->Send(protocol::Hello{1, "tcp", {1, 2, 3, 4}, "hostile-receiver", 1});
   auto query = channel->Receive(20s);
   if (!query.ok()) return;
   const auto* q = std::get_if<protocol::Query>(&*query);

@@ -107,8 +107,8 @@ TEST(CodecReject, BadMagic) {
 
 TEST(CodecReject, OtherVersionsAreUnsupported) {
   const std::vector<uint8_t> payload = PayloadOf(Encode(testing::SampleCommit()));
-  // 1: the layout before the commit carried the digest; 2: before `receipts` and group
-  // signatures.
+  // 1: the layout before the commit carried the digest; 2: before `receipts`, group
+  // signatures and the hello's max_in_flight.
   for (int version : {0, 1, 2, 4, 0x100, 0xffff}) {
     EXPECT_ERROR(Decode(RawFrame(4, payload, static_cast<uint16_t>(version))),
                  ErrorCode::kUnsupported,

@@ -15,7 +15,7 @@ inline std::vector<uint8_t> Bytes(size_t n, uint8_t first) {
   return out;
 }
 
-inline Hello SampleHello() { return Hello{1, "tcp;ofi_rxm", Bytes(16, 0x02), "receiver-1"}; }
+inline Hello SampleHello() { return Hello{1, "tcp;ofi_rxm", Bytes(16, 0x02), "receiver-1", 16}; }
 
 inline Announce SampleAnnounce() {
   return Announce{"RC-233",

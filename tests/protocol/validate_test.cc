@@ -124,6 +124,9 @@ TEST(Validate, Hello) {
   h = SampleHello();
   h.receiver_id = "";
   ExpectInvalid(h, "hello.receiver_id: empty");
+  h = SampleHello();
+  h.max_in_flight = 0;
+  ExpectInvalid(h, "hello.max_in_flight: 0");
 }
 
 TEST(Validate, GrantFields) {

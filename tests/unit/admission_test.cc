@@ -40,13 +40,22 @@ TEST(AdmissionCheck, NothingIsAdmittedOnceShutdownHasBegun) {
   EXPECT_NE(refusal->detail.find("shutting down"), std::string::npos) << refusal->detail;
 }
 
-TEST(AdmissionCheck, OneDeliveryAtATimePerConnection) {
+TEST(AdmissionCheck, DeliveriesInFlightPerConnectionAreLimited) {
   const auto a = AnnounceOf("d-2");
-  EXPECT_FALSE(admission::OneAtATime(a, nullptr));
-  const std::string in_progress = "d-1";
-  EXPECT_EQ(admission::OneAtATime(a, &in_progress),
+  EXPECT_FALSE(admission::WithinInFlightLimit(a, 0, 1));
+  EXPECT_FALSE(admission::WithinInFlightLimit(a, 63, 64));
+  EXPECT_EQ(admission::WithinInFlightLimit(a, 64, 64),
             (protocol::Refuse{"d-2", RefuseReason::kLimit,
-                              "delivery d-1 is still in progress on this connection"}));
+                              "this connection already has 64 deliveries in progress, its limit "
+                              "(max_in_flight 64 in the hello)"}));
+}
+
+TEST(AdmissionCheck, AnIdIsInProgressOnceOnAConnection) {
+  const auto a = AnnounceOf("d-2");
+  EXPECT_FALSE(admission::NotInProgressHere(a, false));
+  const auto refusal = admission::NotInProgressHere(a, true);
+  ASSERT_TRUE(refusal);
+  EXPECT_EQ(refusal->reason, RefuseReason::kConflictingId);
 }
 
 TEST(AdmissionCheck, SenderChecksNameWhatIsWrong) {

@@ -98,11 +98,12 @@ std::vector<uint8_t> Filled(size_t n, uint8_t b) { return std::vector<uint8_t>(n
 std::vector<std::pair<Message, Fields>> Samples() {
   const std::string k32 = std::string(64, '1'), n16 = std::string(32, '2');
   return {
-      {Hello{7, "tcp;ofi_rxm", {0xa1, 0xa2}, "writ-serve@h"},
+      {Hello{7, "tcp;ofi_rxm", {0xa1, 0xa2}, "writ-serve@h", 64},
        {{"version", "7"},
         {"provider", "tcp;ofi_rxm"},
         {"fabric_address", "a1a2"},
-        {"receiver_id", "writ-serve@h"}}},
+        {"receiver_id", "writ-serve@h"},
+        {"max_in_flight", "64"}}},
       {Announce{"d-1",
                 10,
                 4,

@@ -1,4 +1,5 @@
-// writ send: one logical delivery, waiting for the requested rung and retention.
+// writ send: one logical delivery, waiting for the requested rung and retention; several
+// files (or a directory) as separate deliveries over one session (send_many.h).
 #include <unistd.h>
 
 #include <cstdio>
@@ -8,6 +9,7 @@
 #include "command.h"
 #include "common/hex.h"
 #include "outcome_text.h"
+#include "send_many.h"
 #include "sender/test_seams.h"
 #include "writ/sender.h"
 #include "writ/vocabulary.h"
@@ -16,7 +18,8 @@ namespace writ::cli {
 namespace {
 
 struct SendFlags {
-  std::string file;
+  std::vector<std::string> files;
+  uint32_t in_flight = 16;
   std::string to;
   std::string provider;
   std::string id;
@@ -94,12 +97,24 @@ void ShowProgress(uint64_t done, uint64_t total) {
 int RunSend(const SendFlags& flags) {
   SendOptions options;
   if (Status built = BuildOptions(flags, options); !built.ok()) return ReportError(built);
+  auto paths = ExpandSendPaths(flags.files);
+  if (!paths.ok()) return ReportError(paths.status());
+  if (flags.files.size() > 1 || paths->size() != 1 || *paths != flags.files) {
+    if (!flags.id.empty() || !flags.evidence.empty()) {
+      return ReportError(Status::InvalidArgument(
+          "--id and --evidence name one delivery; with several files each is named by its file"));
+    }
+    if (flags.in_flight == 0)
+      return ReportError(Status::InvalidArgument("--in-flight: at least 1"));
+    return RunSendMany(
+        SendManyRequest{*paths, options, flags.in_flight, flags.json, flags.corrupt_chunk});
+  }
+  const std::string& file = flags.files.front();
   if (!flags.json && isatty(STDERR_FILENO)) options.progress = ShowProgress;
-  DeliveryOutcome outcome =
-      flags.corrupt_chunk >= 0
-          ? sender::TestSeams::SendCorrupting(flags.file, options,
-                                              static_cast<uint64_t>(flags.corrupt_chunk))
-          : Send(flags.file, options);
+  DeliveryOutcome outcome = flags.corrupt_chunk >= 0
+                                ? sender::TestSeams::SendCorrupting(
+                                      file, options, static_cast<uint64_t>(flags.corrupt_chunk))
+                                : Send(file, options);
   if (!flags.evidence.empty()) {
     std::ofstream out(flags.evidence);
     out << OutcomeToEvidenceBundle(outcome) << '\n';
@@ -116,8 +131,18 @@ int RunSend(const SendFlags& flags) {
 
 void RegisterSend(CLI::App& app, CommandContext& ctx) {
   auto f = std::make_shared<SendFlags>();
-  CLI::App* cmd = app.add_subcommand("send", "Send FILE (- for stdin) as one logical delivery");
-  cmd->add_option("FILE", f->file, "file to send, - for standard input")->required();
+  CLI::App* cmd = app.add_subcommand(
+      "send",
+      "Send FILE (- for stdin) as one logical delivery; several FILEs or a directory as one "
+      "delivery each over one session");
+  cmd->add_option("FILE", f->files,
+                  "file to send, - for standard input; several, or a directory (its regular "
+                  "files), are sent as separate deliveries")
+      ->required();
+  cmd->add_option("--in-flight", f->in_flight,
+                  "with several files: deliveries in flight at once (also bounded by the "
+                  "receiver)")
+      ->capture_default_str();
   cmd->add_option("--to", f->to, "receiver HOST:PORT")->required();
   cmd->add_option("--provider", f->provider, "libfabric provider; default: the receiver's");
   cmd->add_option("--id", f->id, "delivery id; default: the file's name");

@@ -1,0 +1,418 @@
+#include "sender/session.h"
+
+#include <algorithm>
+#include <thread>
+
+#include "common/thread.h"
+#include "protocol/codec.h"
+
+namespace writ {
+
+void DeliveryHandle::State::Set(DeliveryOutcome out) {
+  {
+    MutexLock lock(mu_);
+    out_ = std::move(out);
+    done_ = true;
+  }
+  done_cv_.notify_all();
+}
+
+bool DeliveryHandle::State::Ready() const {
+  MutexLock lock(mu_);
+  return done_;
+}
+
+const DeliveryOutcome& DeliveryHandle::State::Wait() const {
+  MutexLock lock(mu_);
+  lock.Wait(done_cv_, [this]() REQUIRES(mu_) { return done_; });
+  return out_;  // never written again once done
+}
+
+bool DeliveryHandle::Ready() const { return state_ != nullptr && state_->Ready(); }
+
+const DeliveryOutcome& DeliveryHandle::Wait() const {
+  static const DeliveryOutcome invalid = [] {
+    DeliveryOutcome out;
+    out.status = Status::InvalidArgument("no delivery was submitted");
+    return out;
+  }();
+  return state_ != nullptr ? state_->Wait() : invalid;
+}
+
+}  // namespace writ
+
+namespace writ::sender {
+namespace {
+
+using namespace std::chrono_literals;
+// As DeliveryRun's own loop: idle polls with writes in flight before each poll naps.
+constexpr uint32_t kSpinsBeforeNap = 32;
+constexpr std::chrono::microseconds kNap{20};
+constexpr std::chrono::milliseconds kRefusalGrace{200};
+// How long a delivery that failed on its own may take to see its writes complete.
+constexpr std::chrono::seconds kQuiesce{5};
+constexpr size_t kEndedKept = 1024;
+
+}  // namespace
+
+Session::Session(std::unique_ptr<Link> link, const receipt::Identity* identity,
+                 const DigestCache* cache, uint32_t max_in_flight)
+    : link_(std::move(link)),
+      identity_(identity),
+      cache_(cache),
+      max_in_flight_(std::max<uint32_t>(
+          1, std::min(max_in_flight, std::max<uint32_t>(1, link_->hello().max_in_flight)))) {}
+
+Session::~Session() { (void)Close(); }
+
+Status Session::Start() {
+  WRIT_ASSIGN_OR_RETURN(wake_, fabric::EventFd::Create());
+  return StartThread(thread_, "the sender session's thread", [this] { Loop(); });
+}
+
+uint32_t Session::max_in_flight() const { return max_in_flight_; }
+
+Status Session::health() const {
+  MutexLock lock(mu_);
+  return health_;
+}
+
+void Session::Submit(std::unique_ptr<Submission> submission) {
+  {
+    MutexLock lock(mu_);
+    if (health_.ok()) {
+      queue_.push_back(std::move(submission));
+      submission.reset();
+    } else {
+      submission->out.status = health_;
+    }
+  }
+  if (submission) {
+    submission->state->Set(std::move(submission->out));
+    return;
+  }
+  wake_.Signal();
+}
+
+Status Session::Close() {
+  {
+    MutexLock lock(mu_);
+    stop_ = true;
+  }
+  wake_.Signal();
+  if (thread_.joinable()) thread_.join();
+  return link_->Close();
+}
+
+void Session::Loop() {
+  for (;;) {
+    bool stop = false;
+    {
+      MutexLock lock(mu_);
+      stop = stop_ || !health_.ok();
+    }
+    if (stop && !break_)
+      break_ =
+          PendingBreak{Status::InvalidArgument("the session was closed"), nullptr, Status::Ok()};
+    if (!break_) Admit();
+    if (!break_) {
+      Status turned = Turn();
+      if (!turned.ok() && !break_) break_ = PendingBreak{turned, nullptr, Status::Ok()};
+    }
+    if (!break_) Reap();
+    if (break_) {
+      BreakNow();
+      return;
+    }
+  }
+}
+
+bool Session::InFlight(const std::string& id) const {
+  if (lingering_.count(id) > 0) return true;
+  return std::any_of(active_.begin(), active_.end(),
+                     [&](const auto& a) { return a->sub->out.delivery.id == id; });
+}
+
+bool Session::CanAdmit(const Submission& s) const { return !InFlight(s.out.delivery.id); }
+
+// Starts waiting deliveries while the session has room, in submission order; one of an id
+// already in flight waits for it. Staging grows only while no write is in flight, so a
+// delivery that needs more waits for the writes to drain, and the ones after it too.
+void Session::Admit() {
+  for (;;) {
+    std::unique_ptr<Submission> next;
+    {
+      MutexLock lock(mu_);
+      if (active_.size() + lingering_.size() >= max_in_flight_) return;
+      auto it = std::find_if(queue_.begin(), queue_.end(),
+                             [this](const auto& s) { return CanAdmit(*s); });
+      if (it == queue_.end()) return;
+      const Submission& s = **it;
+      const uint64_t slot = std::min(s.prepared.chunk_size, s.out.delivery.bytes);
+      if (slot > 0 && !link_->StagingFits(slot) && !link_->WritesIdle()) return;
+      next = std::move(*it);
+      queue_.erase(it);
+    }
+    StartRun(std::move(next));
+    if (break_) return;
+  }
+}
+
+void Session::StartRun(std::unique_ptr<Submission> sub) {
+  auto a = std::make_unique<Active>();
+  a->sub = std::move(sub);
+  const std::string id = a->sub->out.delivery.id;
+  ended_.erase(std::remove(ended_.begin(), ended_.end(), id), ended_.end());
+  a->run = std::make_unique<DeliveryRun>(*link_, identity_, a->sub->options, a->sub->prepared,
+                                         a->sub->out, std::string());
+  Status started = a->run->Start();
+  active_.push_back(std::move(a));
+  Judge(*active_.back(), started);
+}
+
+std::chrono::microseconds Session::NextWait() {
+  const bool can_post = std::any_of(active_.begin(), active_.end(), [](const auto& a) {
+    return !a->ending_by && a->run->CanPost();
+  });
+  if (can_post) return 0us;
+  if (link_->busy_poll() && !active_.empty()) {
+    std::this_thread::yield();  // --poll busy: never sleeps while deliveries are in flight
+    return 0us;
+  }
+  if (link_->WritesIdle()) return active_.empty() ? 500ms : 20ms;  // only the receiver moves
+  if (idle_spins_ < kSpinsBeforeNap) return 0us;
+  if (link_->node().can_wait()) {
+    // Block until a completion or the receiver: on a small machine the receiver's threads
+    // need the core this loop would otherwise burn.
+    auto prepared = link_->node().PrepareWait(wait_fds_);
+    if (!prepared.ok()) {
+      break_ = PendingBreak{prepared.status(), nullptr, Status::Ok()};
+      return 0us;
+    }
+    return *prepared ? std::chrono::microseconds(20ms) : 0us;
+  }
+  return kNap;
+}
+
+// One turn: what the receiver said, what the fabric completed, then each delivery's step.
+Status Session::Turn() {
+  wait_fds_.clear();
+  const std::chrono::microseconds wait = NextWait();
+  if (break_) return Status::Ok();
+  WRIT_RETURN_IF_ERROR(ReadControl(wait));
+  if (break_) return Status::Ok();
+  WRIT_RETURN_IF_ERROR(PollCompletions());
+  for (auto& a : active_) {
+    if (break_) break;
+    if (!a->ending_by && !a->done) Judge(*a, a->run->Step());
+  }
+  return Status::Ok();
+}
+
+Status Session::ReadControl(std::chrono::microseconds wait) {
+  poll_set_.assign({pollfd{link_->channel().fd(), POLLIN, 0}, pollfd{wake_.fd(), POLLIN, 0}});
+  poll_set_.insert(poll_set_.end(), wait_fds_.begin(), wait_fds_.end());
+  const timespec ts{static_cast<time_t>(wait.count() / 1000000),
+                    static_cast<long>(wait.count() % 1000000) * 1000};
+  const int ready = ppoll(poll_set_.data(), poll_set_.size(), &ts, nullptr);
+  if (ready > 0 && poll_set_[1].revents != 0) wake_.Drain();
+  if (ready <= 0 || poll_set_[0].revents == 0) return Status::Ok();
+  idle_spins_ = 0;
+  auto message = link_->channel().Receive(10s);
+  while (message.ok()) {
+    WRIT_RETURN_IF_ERROR(Dispatch(*message));
+    if (break_) return Status::Ok();
+    message = link_->channel().Receive(0ms);
+  }
+  if (message.status().code() == ErrorCode::kTimeout) return Status::Ok();
+  return Status::Transport("control connection to the receiver lost: " +
+                           message.status().message());
+}
+
+Session::Active* Session::Find(const std::string& id) {
+  for (auto& a : active_) {
+    if (!a->done && a->sub->out.delivery.id == id) return a.get();
+  }
+  return nullptr;
+}
+
+Status Session::Dispatch(const protocol::Message& message) {
+  if (const auto* batch = std::get_if<protocol::Receipts>(&message)) {
+    // Receipts ready at the same moment (protocol 3): each as if it came alone.
+    for (const protocol::Receipt& one : batch->receipts) WRIT_RETURN_IF_ERROR(Dispatch(one));
+    return Status::Ok();
+  }
+  const std::string id = IdOf(message);
+  const auto* refuse = std::get_if<protocol::Refuse>(&message);
+  if (Active* a = id.empty() ? nullptr : Find(id)) {
+    if (!a->ending_by) Judge(*a, a->run->OnMessage(message));
+    return Status::Ok();  // an ending delivery's late messages are dropped
+  }
+  if (lingering_.count(id) > 0) {
+    // Read and dropped: the caller has its outcome already.
+    const auto* wire = std::get_if<protocol::Receipt>(&message);
+    auto receipt = wire ? ReceiptFromJson(wire->json) : Result<Receipt>(Status::NotFound(""));
+    if (refuse || (receipt.ok() && receipt->rung == ReceiptRung::kRetained)) {
+      lingering_.erase(id);
+      NoteEnded(id);
+    }
+    return Status::Ok();
+  }
+  if (!id.empty() && std::find(ended_.begin(), ended_.end(), id) != ended_.end()) {
+    return Status::Ok();  // late grants or refusals of a delivery that ended here
+  }
+  if (refuse && id.empty()) return StatusForRefusal(*refuse, "(the session)");
+  if (const auto* abort = std::get_if<protocol::Abort>(&message)) {
+    return Status::Transport("the receiver aborted: " + abort->detail);
+  }
+  return Status::Malformed(std::string("unexpected '") +
+                           std::string(protocol::MessageTypeName(message)) +
+                           "' message from the receiver" +
+                           (id.empty() ? "" : " about " + id + ", which is not in flight"));
+}
+
+Status Session::PollCompletions() {
+  records_.clear();
+  auto polled = link_->node().Poll(records_, 64);
+  if (!polled.ok()) return polled.status();
+  idle_spins_ = records_.empty() ? idle_spins_ + 1 : 0;
+  std::vector<WriteSlot>& slots = link_->write_slots();
+  for (const auto& record : records_) {
+    auto slot = std::find_if(slots.begin(), slots.end(), [&](const WriteSlot& s) {
+      return s.busy() && s.request_id == record.request_id();
+    });
+    if (slot == slots.end()) {
+      // Not a request in flight: tcp drops the connection after an error record.
+      if (!record.ok()) return Status::Transport("an error completion for no write in flight");
+      continue;
+    }
+    auto owner = std::find_if(active_.begin(), active_.end(),
+                              [&](const auto& a) { return a->run.get() == slot->owner; });
+    if (owner == active_.end()) return Status::Internal("a write slot held by no delivery");
+    Judge(**owner, (*owner)->run->OnRecord(*slot, record));
+    if (break_) return Status::Ok();
+  }
+  return Status::Ok();
+}
+
+void Session::Judge(Active& a, const Status& status) {
+  if (status.ok() || break_) return;
+  const std::string& id = a.sub->out.delivery.id;
+  if (a.run->broken()) {
+    // A delivery already failing on its own keeps that status; a write that finally failed
+    // takes the receiver's reason when it comes in time.
+    Status own = a.ending_by             ? a.failure
+                 : a.run->write_failed() ? RefusalWithin(a, kRefusalGrace)
+                                         : Status::Ok();
+    const Status& why = own.ok() ? status : own;
+    break_ = PendingBreak{
+        Status::Transport("session broken by delivery " + id + ": " + why.message()), &a, why};
+    return;
+  }
+  if (a.ending_by) return;
+  // Its own failure: make sure the receiver ended it and no write of it is still in flight.
+  a.failure = status;
+  a.ending_by = Clock::now() + kQuiesce;
+  NoteEnded(id);
+  if (a.run->announced() && !a.run->receiver_ended()) {
+    Status sent = link_->channel().Send(protocol::Abort{id, status.message()});
+    if (!sent.ok()) {
+      break_ = PendingBreak{
+          Status::Transport("session broken by delivery " + id + ": " + status.message()), &a,
+          status};
+    }
+  }
+}
+
+Status Session::RefusalWithin(Active& a, std::chrono::milliseconds grace) {
+  const auto deadline = Clock::now() + grace;
+  for (;;) {
+    const auto left =
+        std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
+    if (left.count() <= 0) return Status::Ok();
+    auto message = link_->channel().Receive(left);
+    if (!message.ok()) return Status::Ok();
+    const auto* refuse = std::get_if<protocol::Refuse>(&*message);
+    if (refuse != nullptr && refuse->delivery_id == a.sub->out.delivery.id) {
+      Status refused = a.run->OnMessage(*message);
+      if (!refused.ok()) return refused;
+    }
+  }
+}
+
+void Session::Reap() {
+  const auto now = Clock::now();
+  for (auto& a : active_) {
+    if (break_) return;
+    if (a->ending_by) {
+      if (a->run->WritesIdle()) {
+        Complete(*a, a->failure);
+      } else if (now > *a->ending_by) {
+        break_ = PendingBreak{
+            Status::Timeout("writes still in flight " + std::to_string(kQuiesce.count()) +
+                            " s after delivery " + a->sub->out.delivery.id + " failed"),
+            a.get(), a->failure};
+      }
+    } else if (a->run->Done()) {
+      const std::string id = a->sub->out.delivery.id;
+      if (!a->run->receiver_ended()) lingering_.insert(id);
+      // It succeeded, but after an error record (a retried write) the session is not
+      // trusted again: tcp drops the connection after one.
+      const bool broke = a->run->broken();
+      Complete(*a, Status::Ok());
+      if (broke) {
+        break_ = PendingBreak{Status::Transport("session broken by delivery " + id +
+                                                ": an error completion was read"),
+                              nullptr, Status::Ok()};
+      }
+    }
+  }
+  std::erase_if(active_, [](const auto& a) { return a->done; });
+}
+
+void Session::Complete(Active& a, const Status& status) {
+  a.done = true;
+  Submission& s = *a.sub;
+  s.out.status = status;
+  if (cache_ != nullptr) UpdateDigestCache(*cache_, s.options, s.prepared, s.out);
+  a.run.reset();  // closes the source's registration
+  auto state = s.state;
+  DeliveryOutcome out = std::move(s.out);
+  a.sub.reset();  // the source
+  state->Set(std::move(out));
+}
+
+void Session::BreakNow() {
+  PendingBreak why = std::move(*break_);
+  std::deque<std::unique_ptr<Submission>> waiting;
+  {
+    MutexLock lock(mu_);
+    if (health_.ok()) health_ = why.session;
+    why.session = health_;
+    waiting.swap(queue_);
+  }
+  // Writes in flight may still read a source: the fabric closes before any source does.
+  (void)link_->Close();
+  for (auto& a : active_) {
+    if (a->done) continue;
+    if (a.get() == why.culprit) {
+      Complete(*a, why.culprit_status);
+    } else if (!a->ending_by && a->run->Done()) {
+      Complete(*a, Status::Ok());  // it reached what it asked for before the session broke
+    } else {
+      Complete(*a, a->ending_by ? a->failure : a->run->Fail(why.session));
+    }
+  }
+  active_.clear();
+  for (auto& s : waiting) {
+    s->out.status = why.session;
+    s->state->Set(std::move(s->out));
+  }
+}
+
+void Session::NoteEnded(const std::string& id) {
+  ended_.push_back(id);
+  if (ended_.size() > kEndedKept) ended_.pop_front();
+}
+
+}  // namespace writ::sender

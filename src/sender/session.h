@@ -1,0 +1,135 @@
+// The sender session's event loop: one thread multiplexing every delivery in flight over
+// one Link. Control messages go to the delivery they name; completions to the delivery
+// whose write slot holds their request id. A delivery's own failure ends it alone; a
+// failure of the session (control connection lost, an error completion, a stall, a
+// protocol violation) fails every delivery in flight or waiting, each with its status.
+#pragma once
+
+#include <poll.h>
+
+#include <chrono>
+#include <condition_variable>
+#include <deque>
+#include <memory>
+#include <optional>
+#include <set>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "common/mutex.h"
+#include "fabric/event_fd.h"
+#include "receipt/identity.h"
+#include "sender/delivery_run.h"
+#include "sender/digest_cache.h"
+#include "sender/link.h"
+#include "writ/sender.h"
+
+namespace writ {
+
+class DeliveryHandle::State {
+ public:
+  void Set(DeliveryOutcome out);
+  bool Ready() const;
+  const DeliveryOutcome& Wait() const;
+
+ private:
+  mutable Mutex mu_;
+  mutable std::condition_variable done_cv_;
+  bool done_ GUARDED_BY(mu_) = false;
+  DeliveryOutcome out_ GUARDED_BY(mu_);
+};
+
+}  // namespace writ
+
+namespace writ::sender {
+
+// One submitted delivery, from Submit until its handle is ready.
+struct Submission {
+  DeliveryOptions options;
+  PreparedDelivery prepared;
+  DeliveryOutcome out;
+  std::shared_ptr<DeliveryHandle::State> state = std::make_shared<DeliveryHandle::State>();
+};
+
+class Session {
+ public:
+  using Clock = std::chrono::steady_clock;
+
+  // `identity` and `cache` (either may be null) outlive the session.
+  Session(std::unique_ptr<Link> link, const receipt::Identity* identity, const DigestCache* cache,
+          uint32_t max_in_flight);
+  ~Session();
+  Session(const Session&) = delete;
+  Session& operator=(const Session&) = delete;
+
+  // Starts the session's thread.
+  Status Start();
+  // Queues a prepared delivery (any thread); on a broken session it fails at once.
+  void Submit(std::unique_ptr<Submission> submission);
+  Status health() const;
+  uint32_t max_in_flight() const;
+  const Link& link() const { return *link_; }
+  // Fails what is in flight or waiting, stops the thread, closes the link.
+  Status Close();
+
+ private:
+  struct Active {
+    std::unique_ptr<Submission> sub;
+    std::unique_ptr<DeliveryRun> run;
+    std::optional<Clock::time_point> ending_by;  // failed on its own: its writes drain first
+    Status failure;
+    bool done = false;
+  };
+  // A failure of the session, noted while deliveries are being walked, acted on after.
+  struct PendingBreak {
+    Status session;
+    Active* culprit = nullptr;
+    Status culprit_status;
+  };
+
+  void Loop();
+  void Admit();
+  bool CanAdmit(const Submission& s) const;
+  void StartRun(std::unique_ptr<Submission> sub);
+  Status Turn();
+  std::chrono::microseconds NextWait();
+  Status ReadControl(std::chrono::microseconds wait);
+  Status Dispatch(const protocol::Message& message);
+  Status PollCompletions();
+  // Acts on a delivery's status: its own failure ends it, a broken one the session.
+  void Judge(Active& a, const Status& status);
+  void Reap();
+  void Complete(Active& a, const Status& status);
+  // Fails every delivery with the pending break's status and closes the link.
+  void BreakNow();
+  // A write that finally failed usually has the receiver's reason on its way: read it.
+  Status RefusalWithin(Active& a, std::chrono::milliseconds grace);
+  Active* Find(const std::string& id);
+  bool InFlight(const std::string& id) const;
+  void NoteEnded(const std::string& id);
+
+  std::unique_ptr<Link> link_;
+  const receipt::Identity* identity_;
+  const DigestCache* cache_;
+  const uint32_t max_in_flight_;
+  fabric::EventFd wake_;
+  std::thread thread_;
+
+  mutable Mutex mu_;
+  std::deque<std::unique_ptr<Submission>> queue_ GUARDED_BY(mu_);
+  Status health_ GUARDED_BY(mu_);
+  bool stop_ GUARDED_BY(mu_) = false;
+
+  // The session's thread only.
+  std::vector<std::unique_ptr<Active>> active_;
+  std::set<std::string> lingering_;  // returned to their callers, not yet ended by the receiver
+  std::deque<std::string> ended_;    // recently ended here: their late messages are dropped
+  std::optional<PendingBreak> break_;
+  uint32_t idle_spins_ = 0;
+  std::vector<fabric::WorkCompletion> records_;
+  std::vector<pollfd> wait_fds_;
+  std::vector<pollfd> poll_set_;
+};
+
+}  // namespace writ::sender
