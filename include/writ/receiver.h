@@ -10,7 +10,6 @@
 #include <optional>
 #include <span>
 #include <string>
-#include <utility>
 #include <vector>
 
 #include "writ/export.h"
@@ -35,19 +34,11 @@ struct DeliveryView {
 // `until processed`); deliveries that ask for less are not processed. Its success is the
 // `processed` rung, whose receipt names the step; its failure refuses the delivery.
 struct ProcessingStep {
-  ProcessingStep() = default;
-  // A constructor, not an aggregate: ProcessingStep{name, run} stays complete (no
-  // missing-field warning) now that success_statement exists.
-  ProcessingStep(std::string step_name, std::function<Status(const DeliveryView&)> step_run,
-                 std::string step_success_statement = "")
-      : name(std::move(step_name)),
-        run(std::move(step_run)),
-        success_statement(std::move(step_success_statement)) {}
-
   std::string name;
   std::function<Status(const DeliveryView&)> run;
-  // How the processed receipt states the success; empty: "returned success".
-  std::string success_statement;
+  // How the processed receipt states the success; empty: "returned success". (Initialized
+  // here so that ProcessingStep{name, run} draws no missing-field-initializers warning.)
+  std::string success_statement = "";
 };
 
 // A processing step that runs a command (`writ serve --exec`; docs/cli.md): for each
