@@ -12,7 +12,6 @@
 #include <span>
 #include <string>
 #include <variant>
-#include <utility>
 #include <vector>
 
 #include "writ/export.h"
@@ -37,19 +36,11 @@ struct DeliveryView {
 // `until processed`); deliveries that ask for less are not processed. Its success is the
 // `processed` rung, whose receipt names the step; its failure refuses the delivery.
 struct ProcessingStep {
-  ProcessingStep() = default;
-  // A constructor, not an aggregate: ProcessingStep{name, run} stays complete (no
-  // missing-field warning) now that success_statement exists.
-  ProcessingStep(std::string step_name, std::function<Status(const DeliveryView&)> step_run,
-                 std::string step_success_statement = "")
-      : name(std::move(step_name)),
-        run(std::move(step_run)),
-        success_statement(std::move(step_success_statement)) {}
-
   std::string name;
   std::function<Status(const DeliveryView&)> run;
-  // How the processed receipt states the success; empty: "returned success".
-  std::string success_statement;
+  // How the processed receipt states the success; empty: "returned success". (Initialized
+  // here so that ProcessingStep{name, run} draws no missing-field-initializers warning.)
+  std::string success_statement = "";
 };
 
 // One line of a receiver's log (ReceiverOptions::on_event): what happened, for a person
@@ -67,6 +58,7 @@ struct LogEvent {
   std::string message;  // one line, without the "writ: " the CLI puts in front
   std::vector<LogField> fields;
 };
+
 // A processing step that runs a command (`writ serve --exec`; docs/cli.md): for each
 // delivery, `/bin/sh -c COMMAND` in a process group of its own, the delivery's bytes on its
 // standard input, WRIT_DELIVERY_ID, WRIT_BYTES, WRIT_RULE and WRIT_DIGEST (hex) in its

@@ -354,6 +354,35 @@ TEST(DurableStore, SameIdIsAConflictOnceRetained) {
   EXPECT_TRUE(extra->empty()) << "the refused attempt's payload was removed";
 }
 
+TEST(DurableStore, ASupersedingCopyReplacesAWeakerOneOfTheSameBytesOnly) {
+  TempDir dir;
+  auto store = OpenStore(dir.path());
+  const auto a = Bytes(14, 100), b = Bytes(15, 100);
+  ASSERT_TRUE(
+      StoreDelivery(*store, MetaFor("id", a), a, RetentionClass::kProcessRestart).status.ok());
+  auto before = store->Find("id");
+  ASSERT_TRUE(before.ok() && before->has_value());
+  // Other bytes are a conflict even when superseding.
+  DeliveryMeta other = MetaFor("id", b);
+  other.supersedes_weaker = true;
+  EXPECT_EQ(StoreDelivery(*store, other, b, RetentionClass::kPowerLoss).status.code(),
+            ErrorCode::kRefused);
+  // The same bytes in a stronger class take the old row's place; its payload goes.
+  DeliveryMeta same = MetaFor("id", a);
+  same.supersedes_weaker = true;
+  Stored upgraded = StoreDelivery(*store, same, a, RetentionClass::kPowerLoss);
+  ASSERT_TRUE(upgraded.status.ok()) << upgraded.status.ToString();
+  auto after = store->Find("id");
+  ASSERT_TRUE(after.ok() && after->has_value());
+  EXPECT_EQ((*after)->retention, RetentionClass::kPowerLoss);
+  EXPECT_NE((*after)->location, (*before)->location);
+  EXPECT_FALSE(std::filesystem::exists(dir.path() + "/" + (*before)->location));
+  EXPECT_EQ(ReadAll(*store, "id", a.size()), a);
+  // Not weaker any more: a second upgrade to the same class is a conflict.
+  EXPECT_EQ(StoreDelivery(*store, same, a, RetentionClass::kPowerLoss).status.code(),
+            ErrorCode::kRefused);
+}
+
 // statfs reports the free space a test chooses.
 class SmallDiskEnv : public EnvWrapper {
  public:

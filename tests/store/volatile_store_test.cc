@@ -122,6 +122,26 @@ TEST(VolatileStore, SmallDeliveriesAreCopiedNotMapped) {
   EXPECT_EQ(env.maps, 0);
 }
 
+TEST(VolatileStore, ASupersededDeliveryIsDroppedAndItsCapacityGivenBack) {
+  TempDir scratch;
+  auto store = VolatileStore::Open(scratch.path(), 10000);
+  ASSERT_TRUE(store.ok());
+  const auto bytes = Bytes(6, 6000);
+  ASSERT_TRUE(
+      StoreDelivery(**store, MetaFor("up", bytes), bytes, RetentionClass::kVolatile).status.ok());
+  EXPECT_FALSE(
+      StoreDelivery(**store, MetaFor("next", bytes), bytes, RetentionClass::kVolatile).status.ok())
+      << "the capacity holds one";
+  ASSERT_TRUE((*store)->DropSuperseded("up").ok());
+  auto gone = (*store)->Lookup("up");
+  ASSERT_TRUE(gone.ok());
+  EXPECT_FALSE(gone->has_value());
+  EXPECT_TRUE(
+      StoreDelivery(**store, MetaFor("next", bytes), bytes, RetentionClass::kVolatile).status.ok())
+      << "its capacity was given back";
+  EXPECT_TRUE((*store)->DropSuperseded("never-held").ok());
+}
+
 TEST(VolatileStore, AScratchDirectoryHasNoPlacementAndCapacityIsEnforced) {
   TempDir scratch;
   auto store = VolatileStore::Open(scratch.path(), 10000);
