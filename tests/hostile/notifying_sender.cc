@@ -67,6 +67,7 @@ HostileOutcome NotifyingSender::Run(protocol::Announce announce,
       out.notifications += grant->chunk_count;
     } else if (const auto receipts = protocol::ReceiptsOf(*message); !receipts.empty()) {
       bool retained = false;
+      out.receipts_per_message.push_back(receipts.size());
       for (const protocol::Receipt* receipt : receipts) {
         auto parsed = ReceiptFromJson(receipt->json);
         out.rungs.push_back(parsed.ok() ? std::string(ReceiptRungName(parsed->rung)) : "?");

@@ -16,7 +16,8 @@
 namespace writ::testing {
 
 struct HostileOutcome {
-  std::vector<std::string> rungs;  // of the receipts received, in order
+  std::vector<std::string> rungs;            // of the receipts received, in order
+  std::vector<size_t> receipts_per_message;  // of each `receipt` / `receipts` message
   std::vector<protocol::Refuse> refusals;
   uint32_t grants = 0;
   uint64_t notifications = 0;  // zero-byte writes-with-data posted and completed
