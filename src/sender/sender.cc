@@ -1,6 +1,8 @@
 // writ::Sender (a session of many deliveries) and writ::Send (a session of one).
 #include "writ/sender.h"
 
+#include <algorithm>
+
 #include "protocol/codec.h"
 #include "receipt/identity.h"
 #include "sender/delivery_run.h"
@@ -15,6 +17,17 @@ using sender::DeliveryRun;
 using sender::DeliverySource;
 using sender::Link;
 using sender::PreparedDelivery;
+
+namespace {
+
+// Did a write of one of this delivery's chunks complete with success?
+bool AnyChunkWritten(const DeliveryOutcome& out) {
+  return std::any_of(
+      out.work_completions.begin(), out.work_completions.end(),
+      [](const WorkCompletionRecord& wc) { return wc.ok && wc.chunk != UINT64_MAX; });
+}
+
+}  // namespace
 
 class Sender::Impl {
  public:
@@ -36,7 +49,9 @@ class Sender::Impl {
 
   // Runs one delivery whose source is already open (`prepared`).
   void Deliver(const DeliveryOptions& options, PreparedDelivery& prepared, DeliveryOutcome& out) {
+    out.bytes_moved = true;  // until the receiver says it held the content already
     DeliverOnce(options, prepared, out);
+    if (!out.status.ok() && !AnyChunkWritten(out)) out.bytes_moved = false;
     if (cache_) sender::UpdateDigestCache(*cache_, options, prepared, out);
   }
 

@@ -243,7 +243,10 @@ int RunServe(const ServeFlags& flags) {
   auto receiver = flags.test_store_faults.empty()
                       ? Receiver::Start(options)
                       : receiver::StartWithStoreFaults(options, flags.test_store_faults);
-  if (!receiver.ok()) return ReportError(receiver.status());
+  if (!receiver.ok()) {
+    Status offered = flags.provider.empty() ? Status::Ok() : CheckProviderOffered(flags.provider);
+    return ReportError(offered.ok() ? receiver.status() : offered);
+  }
   Greet(**receiver, flags);
   return AwaitStop(**receiver, stop_signals, *drain, options.on_store_event);
 }

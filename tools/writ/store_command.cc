@@ -207,7 +207,16 @@ int RunCheck(const StoreFlags& f) {
   return kExitOk;
 }
 
+// A --data that names no directory is a usage error (exit 2), as for ls, cat and check.
+Status DataDirectoryExists(store::Env* env, const std::string& dir) {
+  auto info = env->Stat(dir);
+  if (!info.ok() || !info->is_dir)
+    return Status::InvalidArgument("cannot open the data directory " + dir + ": not a directory");
+  return Status::Ok();
+}
+
 int RunQuarantineLs(const StoreFlags& f) {
+  if (Status s = DataDirectoryExists(store::Env::Default(), f.data); !s.ok()) return ReportError(s);
   auto files = store::ListQuarantine(store::Env::Default(), f.data);
   if (!files.ok()) return ReportError(files.status());
   if (f.json) {
@@ -226,10 +235,7 @@ int RunQuarantineLs(const StoreFlags& f) {
 
 int RunQuarantinePurge(const StoreFlags& f) {
   store::Env* env = store::Env::Default();
-  auto info = env->Stat(f.data);
-  if (!info.ok() || !info->is_dir) {
-    return ReportError(Status::Retention("cannot open the data directory " + f.data));
-  }
+  if (Status s = DataDirectoryExists(env, f.data); !s.ok()) return ReportError(s);
   auto lock = store::DirLock::Acquire(env, f.data);
   if (!lock.ok()) return ReportError(lock.status());
   auto before = store::ListQuarantine(env, f.data);
