@@ -16,6 +16,7 @@
 #include "command.h"
 #include "common/hex.h"
 #include "common/printable.h"
+#include "receipt/identity.h"
 #include "store/dir_lock.h"
 #include "store/durable_store.h"
 #include "store/quarantine.h"
@@ -148,6 +149,11 @@ std::vector<std::string> ReceiptProblems(const store::IndexRow& row, const std::
 }
 
 int RunCheck(const StoreFlags& f) {
+  if (!f.key.empty()) {
+    auto parsed = receipt::ParsePublicKeyHex(f.key);
+    if (!parsed.ok())
+      return ReportError(Status::InvalidArgument("--key: " + parsed.status().message()));
+  }
   auto store = OpenReadOnly(f.data);
   if (!store.ok()) return ReportError(store.status());
   auto rows = (*store)->List();
