@@ -49,8 +49,8 @@ class Sender::Impl {
 
   // Runs one delivery whose source is already open (`prepared`).
   void Deliver(const DeliveryOptions& options, PreparedDelivery& prepared, DeliveryOutcome& out) {
-    out.bytes_moved = true;  // until the receiver says it held the content already
     DeliverOnce(options, prepared, out);
+    // A failure before any chunk write completed moved nothing.
     if (!out.status.ok() && !AnyChunkWritten(out)) out.bytes_moved = false;
     if (cache_) sender::UpdateDigestCache(*cache_, options, prepared, out);
   }

@@ -64,6 +64,7 @@ TEST(Cli, UsageErrorsExitTwoWithNothingOnStdout) {
       {"send", dir.File("missing"), "--to", "127.0.0.1:1", "--json"},
       {"send", file, "--to", "127.0.0.1:1", "--provider", "no-such-provider", "--json"},
       {"serve", "--listen", "127.0.0.1:0", "--provider", "no-such-provider"},
+      {"serve", "--listen", "127.0.0.1:0", "--data", dir.File("missing/data")},
       {"store", "ls", "--data", dir.File("missing")},
       {"store", "check", "--data", dir.File("missing")},
       {"store", "quarantine", "ls", "--data", dir.File("missing")},
