@@ -68,6 +68,18 @@ int CheckNames(CLI::App& app, const std::vector<std::string>& args, size_t first
 
 }  // namespace
 
+std::string SubcommandPath(CLI::App& app, const std::vector<std::string>& args) {
+  std::string path;
+  CLI::App* cur = &app;
+  for (const auto& word : args) {
+    const auto names = NamesOf(*cur);
+    if (std::find(names.begin(), names.end(), word) == names.end()) break;
+    cur = cur->get_subcommand(word);
+    path += " " + word;
+  }
+  return path;
+}
+
 int PrepareArguments(CLI::App& app, std::vector<std::string>& args) {
   if (args.empty()) {
     std::cerr << app.help() << "writ: a subcommand is required\n";

@@ -42,6 +42,8 @@ void RegisterAll(CLI::App& app, CommandContext& ctx);
 // line and an unknown subcommand (named, with the closest one). Returns the exit code
 // when the line is answered here, -1 when CLI11 should parse `args`.
 int PrepareArguments(CLI::App& app, std::vector<std::string>& args);
+// " store ls" for `store ls --data`: the subcommands `args` name, from the start.
+std::string SubcommandPath(CLI::App& app, const std::vector<std::string>& args);
 
 // InvalidArgument naming what this machine offers when `provider` is not among them
 // (a usage error); Ok when it is, or when libfabric cannot say.

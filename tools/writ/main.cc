@@ -28,7 +28,8 @@ int main(int argc, char** argv) {
   } catch (const CLI::CallForVersion& e) {
     return app.exit(e);
   } catch (const CLI::ParseError& e) {
-    std::cerr << "writ: " << e.what() << " (see `writ help`)\n";
+    std::cerr << "writ: " << e.what() << " (see `writ help" << writ::cli::SubcommandPath(app, args)
+              << "`)\n";
     return writ::cli::kExitUsage;
   }
   return ctx.exit_code;
