@@ -19,6 +19,7 @@ packages=(
   prometheus
   qemu-system-x86 busybox-static kmod cpio xz-utils iproute2
   rdma-core ibverbs-providers ibverbs-utils rdmacm-utils perftest
+  systemd  # systemd-analyze: tests check packaging/systemd/writ-serve.service
 )
 
 missing=()

@@ -123,7 +123,9 @@ struct DeliveryOutcome {
   std::vector<Receipt> receipts;            // in rung order, retained last
   std::optional<ReceiptRung> reached_rung;  // highest rung with a receipt
   std::optional<RetentionClass> reached_retention;
-  bool bytes_moved = true;  // false when the receiver already held the same content
+  // True when this send wrote bytes to the receiver: false when the receiver already held
+  // the same content, and on a failure before any chunk write completed.
+  bool bytes_moved = false;
   // Where the digest came from: "given" (the caller's), "cached" (an unchanged file sent
   // before; both announced), or "computed" (while the chunks were written; in the commit).
   std::string digest_source;

@@ -57,6 +57,7 @@ _BY_CODE = {
     "not found": NotFoundError,
     "invalid argument": UsageError,
     "malformed": UsageError,
+    "io": UsageError,  # a local file or directory given cannot be read, written or created
     "refused": RefusedError,
     "transport": TransportError,
     "timeout": TransportError,

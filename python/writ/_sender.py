@@ -17,6 +17,7 @@ class Outcome:
                  retention class reached (None where none)
     delivery     {"id", "bytes", "chunks", "chunk_size", "rule", "digest"}
     bytes        the delivery's size; bytes_moved: False when the receiver already held it
+                 or no chunk write completed (a send that failed before writing)
     source       {"path": "zero-copy" | "staging", "note": ...}
     document     the whole `writ send --json` document
     """

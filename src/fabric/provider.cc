@@ -2,6 +2,7 @@
 
 #include <rdma/fi_errno.h>
 
+#include <algorithm>
 #include <cstring>
 
 namespace writ::fabric {
@@ -28,7 +29,7 @@ InfoPtr MakeHints(const std::string& provider, EndpointKind kind) {
   hints->domain_attr->threading = FI_THREAD_SAFE;
   hints->domain_attr->cq_data_size = 4;  // the verbs immediate is 32 bits
   hints->ep_attr->type = kind == EndpointKind::kMsg ? FI_EP_MSG : FI_EP_RDM;
-  hints->fabric_attr->prov_name = strdup(provider.c_str());
+  if (!provider.empty()) hints->fabric_attr->prov_name = strdup(provider.c_str());
   if (provider == "tcp" || provider == "tcp;ofi_rxm") hints->addr_format = FI_SOCKADDR_IN;
   return hints;
 }
@@ -97,13 +98,21 @@ Result<ProviderInfo> ProviderInfo::Discover(const ProviderRequest& request) {
     for (const auto& candidate : kPreferredProviders) {
       ProviderRequest r = request;
       r.provider = candidate;
-      auto found = Discover(r);
+      auto found = DiscoverNamed(r);
       if (found.ok()) return found;
       tried += (tried.empty() ? "" : "; ") + found.status().message();
     }
-    return Status::Unsupported("no usable provider found (" + tried + ")");
+    return Status::Unsupported("no usable provider found (" + tried +
+                               "); this machine offers: " + AvailableProviderNames());
   }
+  auto found = DiscoverNamed(request);
+  if (found.ok()) return found;
+  // Say what is there: the usual cause is a name this machine does not offer.
+  return found.status().Annotate("provider " + request.provider +
+                                 " (this machine offers: " + AvailableProviderNames() + ")");
+}
 
+Result<ProviderInfo> ProviderInfo::DiscoverNamed(const ProviderRequest& request) {
   WRIT_RETURN_IF_ERROR(Libfabric().status());  // names the library when it cannot be loaded
   ProviderInfo result;
   result.kind_ = EndpointKindFor(request.provider);
@@ -183,6 +192,42 @@ bool ProviderInfo::checks_remote_keys() const {
   // Measured (docs/architecture.md): shm writes with process_vm_writev and never looks
   // at the key, so a wrong key overwrites target memory.
   return name_ != "shm";
+}
+
+Result<std::vector<OfferedDomain>> AvailableProviders() {
+  WRIT_ASSIGN_OR_RETURN(const LibfabricApi* api, Libfabric());
+  std::vector<OfferedDomain> offered;
+  for (EndpointKind kind : {EndpointKind::kMsg, EndpointKind::kRdm}) {
+    InfoPtr hints = MakeHints("", kind);
+    if (!hints) return Status::Internal("fi_allocinfo failed");
+    fi_info* out = nullptr;
+    if (api->getinfo(kApiVersion, nullptr, nullptr, 0, hints.get(), &out) != 0) continue;
+    InfoPtr list(out);
+    for (const fi_info* cur = out; cur != nullptr; cur = cur->next) {
+      if (!cur->fabric_attr->prov_name) continue;
+      OfferedDomain d{cur->fabric_attr->prov_name,
+                      cur->fabric_attr->name ? cur->fabric_attr->name : "",
+                      cur->domain_attr->name ? cur->domain_attr->name : "", kind};
+      const bool seen = std::any_of(offered.begin(), offered.end(), [&](const OfferedDomain& o) {
+        return o.provider == d.provider && o.domain == d.domain;
+      });
+      if (!seen) offered.push_back(std::move(d));
+    }
+  }
+  return offered;
+}
+
+std::string AvailableProviderNames() {
+  auto offered = AvailableProviders();
+  if (!offered.ok()) return offered.status().message();
+  std::vector<std::string> names;
+  for (const OfferedDomain& d : *offered) {
+    if (std::find(names.begin(), names.end(), d.provider) == names.end())
+      names.push_back(d.provider);
+  }
+  std::string out;
+  for (const auto& name : names) out += (out.empty() ? "" : ", ") + name;
+  return out.empty() ? "none" : out;
 }
 
 std::string LibfabricVersion() {

@@ -82,6 +82,7 @@ class ProviderInfo {
   };
 
   ProviderInfo() = default;
+  static Result<ProviderInfo> DiscoverNamed(const ProviderRequest& request);
   bool Accepts(CompletionLevel level) const;
 
   InfoPtr info_;
@@ -90,6 +91,17 @@ class ProviderInfo {
   EndpointKind kind_ = EndpointKind::kMsg;
   std::shared_ptr<LevelCache> levels_ = std::make_shared<LevelCache>();
 };
+
+// The providers fi_getinfo offers on this machine for what writ asks of one (RMA writes
+// with 4 bytes of remote CQ data), connected ones first.
+// One entry per provider and domain (device).
+struct OfferedDomain {
+  std::string provider, fabric, domain;
+  EndpointKind kind = EndpointKind::kMsg;
+};
+Result<std::vector<OfferedDomain>> AvailableProviders();
+// Their names, each once, in that order ("tcp, tcp;ofi_rxm, shm"); "none" when there are none.
+std::string AvailableProviderNames();
 
 // libfabric's own version, e.g. "libfabric 1.17.0".
 std::string LibfabricVersion();

@@ -67,7 +67,9 @@ class DeliveryRun {
         opt_(options),
         prepared_(prepared),
         out_(out),
-        stale_id_(stale_id) {}
+        stale_id_(stale_id) {
+    out_.bytes_moved = true;  // until the receiver says it held the content already
+  }
   ~DeliveryRun();
 
   Status Run();

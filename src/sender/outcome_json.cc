@@ -65,8 +65,10 @@ audit::Delivery EvidenceDelivery(const DeliveryOutcome& o) {
   audit::Delivery d;
   d.id = o.delivery.id;
   d.bytes = o.delivery.bytes;
-  // Portions are the writes this send made; none when the receiver already held the bytes.
-  for (uint64_t c = 0; o.bytes_moved && c < o.delivery.chunks; ++c) {
+  // Portions are the writes this send made; none when the receiver already held the bytes
+  // or none was posted.
+  const bool wrote = o.bytes_moved || !o.work_completions.empty();
+  for (uint64_t c = 0; wrote && c < o.delivery.chunks; ++c) {
     const uint64_t offset = c * o.delivery.chunk_size;
     d.portions.push_back(
         audit::Portion{std::to_string(o.portion_request_ids[c]), offset,

@@ -229,6 +229,17 @@ Status Session::ReadControl(std::chrono::microseconds wait) {
                            message.status().message());
 }
 
+namespace {
+
+// Did a write of one of this delivery's chunks complete with success?
+bool AnyChunkWritten(const DeliveryOutcome& out) {
+  return std::any_of(
+      out.work_completions.begin(), out.work_completions.end(),
+      [](const WorkCompletionRecord& wc) { return wc.ok && wc.chunk != UINT64_MAX; });
+}
+
+}  // namespace
+
 Session::Active* Session::Find(const std::string& id) {
   for (auto& a : active_) {
     if (!a->done && a->sub->out.delivery.id == id) return a.get();
@@ -374,6 +385,8 @@ void Session::Complete(Active& a, const Status& status) {
   a.done = true;
   Submission& s = *a.sub;
   s.out.status = status;
+  // A failure before any chunk write completed moved nothing.
+  if (!status.ok() && !AnyChunkWritten(s.out)) s.out.bytes_moved = false;
   if (cache_ != nullptr) UpdateDigestCache(*cache_, s.options, s.prepared, s.out);
   a.run.reset();  // closes the source's registration
   auto state = s.state;

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "common/printable.h"
+#include "fabric/provider.h"
 
 namespace writ::cli {
 namespace {
@@ -34,7 +35,10 @@ int ExitCodeFor(const Status& status) {
     case ErrorCode::kOk: return kExitOk;
     case ErrorCode::kNotFound: return kExitNotFound;
     case ErrorCode::kInvalidArgument:
-    case ErrorCode::kMalformed: return kExitUsage;
+    case ErrorCode::kMalformed:
+    // A local file or directory the command was given cannot be read, written or created
+    // (FILE, --identity, --evidence, --data): the input is wrong, not the network.
+    case ErrorCode::kIo: return kExitUsage;
     case ErrorCode::kRefused: return kExitRefused;
     case ErrorCode::kTransport:
     case ErrorCode::kTimeout:
@@ -49,6 +53,17 @@ int ReportError(const Status& status) {
   // The message may quote ids, paths or fields from a peer or a file: shown escaped.
   std::cerr << "writ: " << Printable(status.message()) << '\n';
   return ExitCodeFor(status);
+}
+
+Status CheckProviderOffered(const std::string& provider) {
+  auto offered = fabric::AvailableProviders();
+  if (!offered.ok()) return Status::Ok();
+  for (const auto& d : *offered) {
+    if (d.provider == provider) return Status::Ok();
+  }
+  return Status::InvalidArgument("--provider " + provider + ": not offered on this machine (" +
+                                 fabric::AvailableProviderNames() +
+                                 " are; `writ providers` describes them)");
 }
 
 Result<uint64_t> ParseSize(std::string_view text) {

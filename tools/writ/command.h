@@ -3,6 +3,8 @@
 #pragma once
 
 #include <CLI/CLI.hpp>
+#include <string>
+#include <vector>
 
 #include "writ/status.h"
 
@@ -35,6 +37,17 @@ bool AddCommand(int order, Registrar registrar);
 
 // Registers every command, in order, on `app`.
 void RegisterAll(CLI::App& app, CommandContext& ctx);
+
+// Handles `writ help [SUBCOMMAND...]` (rewritten to `SUBCOMMAND... --help`), an empty
+// line and an unknown subcommand (named, with the closest one). Returns the exit code
+// when the line is answered here, -1 when CLI11 should parse `args`.
+int PrepareArguments(CLI::App& app, std::vector<std::string>& args);
+// " store ls" for `store ls --data`: the subcommands `args` name, from the start.
+std::string SubcommandPath(CLI::App& app, const std::vector<std::string>& args);
+
+// InvalidArgument naming what this machine offers when `provider` is not among them
+// (a usage error); Ok when it is, or when libfabric cannot say.
+Status CheckProviderOffered(const std::string& provider);
 
 // Parses "4096", "64KiB", "8MiB", "1GiB" (also K/M/G, KB/MB/GB as binary units).
 Result<uint64_t> ParseSize(std::string_view text);

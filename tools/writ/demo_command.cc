@@ -40,7 +40,10 @@ int RunDemo(bool json, const std::string& provider) {
   ReceiverOptions receiver_options;
   receiver_options.provider = provider;
   auto receiver = Receiver::Start(receiver_options);
-  if (!receiver.ok()) return ReportError(receiver.status().Annotate("embedded receiver"));
+  if (!receiver.ok()) {
+    Status offered = provider.empty() ? Status::Ok() : CheckProviderOffered(provider);
+    return ReportError(offered.ok() ? receiver.status().Annotate("embedded receiver") : offered);
+  }
   std::string dir;
   auto path = WriteRc233(dir);
   if (!path.ok()) return ReportError(path.status());
@@ -60,7 +63,7 @@ int RunDemo(bool json, const std::string& provider) {
   } else {
     std::cout << "writ demo: RC-233 on loopback, embedded receiver at " << options.to
               << " (provider " << (*receiver)->provider() << ")\n\n"
-              << OutcomeToText(outcome) << "\n";
+              << OutcomeToText(outcome, true) << "\n";
     uint64_t ok = 0;
     for (const auto& wc : outcome.work_completions) ok += wc.ok ? 1 : 0;
     std::cout << "reading: " << outcome.work_completions.size() << " work requests, " << ok

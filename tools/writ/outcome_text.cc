@@ -17,7 +17,7 @@ std::string WithThousands(uint64_t value) {
   return out;
 }
 
-std::string OutcomeToText(const DeliveryOutcome& o) {
+std::string OutcomeToText(const DeliveryOutcome& o, bool verbose) {
   std::string out;
   const DeliveryRef& d = o.delivery;
   out += fmt::format("delivery {}: {} bytes in {} chunk(s) of {} bytes, {} {}\n", Printable(d.id),
@@ -37,6 +37,7 @@ std::string OutcomeToText(const DeliveryOutcome& o) {
   out += fmt::format("work completions: {} record(s): {} success, {} error\n",
                      o.work_completions.size(), ok, failed);
   for (const auto& wc : o.work_completions) {
+    if (wc.ok && !verbose) continue;  // error records are always shown
     if (wc.ok) {
       out += fmt::format("  request {:>4}  chunk {:>4}  success\n", wc.request_id, wc.chunk);
     } else {
@@ -45,7 +46,8 @@ std::string OutcomeToText(const DeliveryOutcome& o) {
                          wc.provider_errno.value_or(0), Printable(wc.provider_error));
     }
   }
-  if (!o.bytes_moved) out += "no bytes moved: the receiver already held this content\n";
+  if (!o.bytes_moved && o.status.ok())
+    out += "no bytes moved: the receiver already held this content\n";
   out += fmt::format("receipts ({}):\n", o.receipts.size());
   for (const auto& r : o.receipts) {
     out += fmt::format("  {:<9}  by {} at {}\n", ReceiptRungName(r.rung), Printable(r.issuer),

@@ -7,7 +7,9 @@
 
 namespace writ::cli {
 
-std::string OutcomeToText(const DeliveryOutcome& outcome);
+// One line per work completion record with `verbose`; otherwise their count and the
+// error records only.
+std::string OutcomeToText(const DeliveryOutcome& outcome, bool verbose);
 // 25165824 -> "25,165,824"
 std::string WithThousands(uint64_t value);
 

@@ -5,10 +5,12 @@
 #include <cstdio>
 #include <fstream>
 #include <iostream>
+#include <nlohmann/json.hpp>
 
 #include "command.h"
 #include "common/hex.h"
 #include "outcome_text.h"
+#include "progress_bar.h"
 #include "send_many.h"
 #include "sender/test_seams.h"
 #include "writ/sender.h"
@@ -37,9 +39,16 @@ struct SendFlags {
   std::string source = "auto";
   std::string digest;
   std::string poll = "block";
+  bool verbose = false;
+  bool progress = false;     // --progress: draw the bar even when stderr is not a terminal
+  bool no_progress = false;  // --no-progress: never draw it
 };
 
 Status BuildOptions(const SendFlags& f, SendOptions& o) {
+  if (f.files.size() == 1 && f.files.front() == "-" && f.id.empty())
+    return Status::InvalidArgument("sending standard input (-) needs --id");
+  if (f.progress && f.no_progress)
+    return Status::InvalidArgument("--progress and --no-progress contradict each other");
   o.to = f.to;
   o.provider = f.provider;
   o.id = f.id;
@@ -49,9 +58,14 @@ Status BuildOptions(const SendFlags& f, SendOptions& o) {
   auto rule = writ::ParseRule(f.rule);
   if (!rule.ok()) return Status::InvalidArgument("--rule: " + rule.status().message());
   o.rule = *rule;
-  auto until = writ::ParseRung(f.until);
-  if (!until.ok()) return Status::InvalidArgument("--until: " + until.status().message());
+  // `retained`: validated, then retained in the --retention class (volatile by default).
+  auto until = writ::ParseRung(f.until == "retained" ? "validated" : f.until);
+  if (!until.ok()) {
+    return Status::InvalidArgument("--until: " + until.status().message() +
+                                   " or retained (validated + the --retention class)");
+  }
   o.until = *until;
+  if (f.until == "retained") o.retention = RetentionClass::kVolatile;
   if (!f.retention.empty()) {
     auto retention = writ::ParseRetention(f.retention);
     if (!retention.ok())
@@ -84,14 +98,53 @@ Status BuildOptions(const SendFlags& f, SendOptions& o) {
   return Status::Ok();
 }
 
-void ShowProgress(uint64_t done, uint64_t total) {
-  const int width = 40;
-  const double frac = total ? static_cast<double>(done) / static_cast<double>(total) : 1.0;
-  const int filled = static_cast<int>(frac * width);
-  std::fprintf(stderr, "\r[%.*s%*s] %5.1f%%  %s / %s bytes", filled,
-               "########################################", width - filled, "", frac * 100.0,
-               WithThousands(done).c_str(), WithThousands(total).c_str());
-  if (done == total) std::fputc('\n', stderr);
+// How long the send took and how fast the bytes that moved went.
+struct Timing {
+  double elapsed_s = 0;
+  uint64_t bytes_written = 0;  // by chunk writes that completed
+  double rate() const { return elapsed_s > 0 ? static_cast<double>(bytes_written) / elapsed_s : 0; }
+};
+
+std::string TimingText(const Timing& t) {
+  char seconds[32];
+  std::snprintf(seconds, sizeof seconds, "%.3f s", t.elapsed_s);
+  if (t.bytes_written == 0) return std::string("no bytes written, ") + seconds + "\n";
+  return "wrote " + HumanBytes(static_cast<double>(t.bytes_written)) + " in " + seconds + " (" +
+         HumanBytes(t.rate()) + "/s)\n";
+}
+
+// cli.md's document with the timing added ("fields may be added").
+std::string JsonWithTiming(const DeliveryOutcome& outcome, const SendOptions& options,
+                           const Timing& t) {
+  auto doc = nlohmann::json::parse(OutcomeToJson(outcome, options));
+  doc["timing"] = {{"elapsed_s", t.elapsed_s},
+                   {"bytes_written", t.bytes_written},
+                   {"bytes_per_second", static_cast<uint64_t>(t.rate())}};
+  return doc.dump(2);
+}
+
+// Nothing happened on the wire and the line (or a file it names) was wrong: stderr only.
+bool PrintsNothing(const DeliveryOutcome& o) {
+  return ExitCodeFor(o.status) == kExitUsage && o.work_completions.empty() && o.receipts.empty();
+}
+
+DeliveryOutcome SendTimed(const SendFlags& flags, const std::string& file, SendOptions& options,
+                          Timing& timing) {
+  const auto start = ProgressBar::Clock::now();
+  auto bar = std::make_shared<ProgressBar>(start);
+  const bool draw = !flags.no_progress && (flags.progress || isatty(STDERR_FILENO));
+  options.progress = [bar, draw, &timing](uint64_t done, uint64_t total) {
+    timing.bytes_written = done;
+    if (draw) bar->Update(done, total);
+  };
+  DeliveryOutcome outcome =
+      flags.corrupt_chunk >= 0
+          ? sender::TestSeams::SendCorrupting(file, options,
+                                              static_cast<uint64_t>(flags.corrupt_chunk))
+          : Send(file, options);
+  bar->Finish();
+  timing.elapsed_s = std::chrono::duration<double>(ProgressBar::Clock::now() - start).count();
+  return outcome;
 }
 
 int RunSend(const SendFlags& flags) {
@@ -109,21 +162,22 @@ int RunSend(const SendFlags& flags) {
     return RunSendMany(
         SendManyRequest{*paths, options, flags.in_flight, flags.json, flags.corrupt_chunk});
   }
-  const std::string& file = flags.files.front();
-  if (!flags.json && isatty(STDERR_FILENO)) options.progress = ShowProgress;
-  DeliveryOutcome outcome = flags.corrupt_chunk >= 0
-                                ? sender::TestSeams::SendCorrupting(
-                                      file, options, static_cast<uint64_t>(flags.corrupt_chunk))
-                                : Send(file, options);
+  Timing timing;
+  DeliveryOutcome outcome = SendTimed(flags, flags.files.front(), options, timing);
+  if (!outcome.status.ok() && !flags.provider.empty() && outcome.receipts.empty()) {
+    if (Status offered = CheckProviderOffered(flags.provider); !offered.ok())
+      outcome.status = offered;
+  }
+  if (PrintsNothing(outcome)) return ReportError(outcome.status);
   if (!flags.evidence.empty()) {
     std::ofstream out(flags.evidence);
     out << OutcomeToEvidenceBundle(outcome) << '\n';
     if (!out) return ReportError(Status::Io("cannot write evidence to " + flags.evidence));
   }
   if (flags.json) {
-    std::cout << OutcomeToJson(outcome, options) << std::endl;
+    std::cout << JsonWithTiming(outcome, options, timing) << std::endl;
   } else if (!outcome.delivery.id.empty()) {
-    std::cout << OutcomeToText(outcome);
+    std::cout << OutcomeToText(outcome, flags.verbose) << TimingText(timing);
   }
   if (!outcome.status.ok()) return ReportError(outcome.status);
   return kExitOk;
@@ -145,13 +199,15 @@ void RegisterSend(CLI::App& app, CommandContext& ctx) {
       ->capture_default_str();
   cmd->add_option("--to", f->to, "receiver HOST:PORT")->required();
   cmd->add_option("--provider", f->provider, "libfabric provider; default: the receiver's");
-  cmd->add_option("--id", f->id, "delivery id; default: the file's name");
+  cmd->add_option("--id", f->id, "delivery id; default: the file's name (required for -)");
   cmd->add_option("--chunk-size", f->chunk_size, "bytes per write")->capture_default_str();
   cmd->add_option("--rule", f->rule,
                   "xxh3-128 | crc32c | sha256 | xxh3-128-tree-1MiB | sha256-tree-1MiB (only the "
                   "sha256 rules resist a hostile sender)")
       ->capture_default_str();
-  cmd->add_option("--until", f->until, "transport | received | validated | processed")
+  cmd->add_option("--until", f->until,
+                  "transport | received | validated | processed | retained (validated, then "
+                  "the --retention class)")
       ->capture_default_str();
   cmd->add_option("--retention", f->retention,
                   "volatile | process-restart | power-loss (default volatile)");
@@ -165,6 +221,10 @@ void RegisterSend(CLI::App& app, CommandContext& ctx) {
       ->check(CLI::IsMember({"block", "busy"}))
       ->capture_default_str();
   cmd->add_flag("--json", f->json, "print one JSON document");
+  cmd->add_flag("--verbose", f->verbose, "one line per work completion record");
+  cmd->add_flag("--progress", f->progress,
+                "draw the progress bar on stderr even when it is not a terminal");
+  cmd->add_flag("--no-progress", f->no_progress, "never draw the progress bar");
   cmd->add_option("--evidence", f->evidence, "write a writ.evidence/1 bundle to this file");
   cmd->add_option("--identity", f->identity,
                   "sender identity directory: signs the announce and the transport receipt");

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstring>
+#include <filesystem>
 #include <functional>
 #include <memory>
 
@@ -144,6 +145,16 @@ sigset_t PrepareProcess() {
 
 // The --data related options: what recovery re-hashes, the scrub; the time-to-lives.
 Status StoreOptions(const ServeFlags& flags, ReceiverOptions& options) {
+  // serve creates DIR, not its parents: a DIR nowhere to be created is a usage error (2),
+  // unlike a damaged data directory (6).
+  std::string dir = flags.data;
+  while (dir.size() > 1 && dir.back() == '/') dir.pop_back();
+  const std::filesystem::path parent = std::filesystem::path(dir).parent_path();
+  std::error_code ec;
+  if (!flags.data.empty() && !parent.empty() && !std::filesystem::is_directory(parent, ec)) {
+    return Status::InvalidArgument("--data " + flags.data + ": " + parent.string() +
+                                   " is not a directory");
+  }
   auto scrub_rate = ParseSize(flags.scrub_rate);
   if (!scrub_rate.ok()) return scrub_rate.status().Annotate("--scrub-rate");
   options.verify_on_start = flags.verify_on_start;
@@ -293,7 +304,10 @@ int RunServe(const ServeFlags& flags) {
   auto receiver = flags.test_store_faults.empty()
                       ? Receiver::Start(options)
                       : receiver::StartWithStoreFaults(options, flags.test_store_faults);
-  if (!receiver.ok()) return ReportError(receiver.status());
+  if (!receiver.ok()) {
+    Status offered = flags.provider.empty() ? Status::Ok() : CheckProviderOffered(flags.provider);
+    return ReportError(offered.ok() ? receiver.status() : offered);
+  }
   Greet(**receiver, flags, *log);
   return AwaitStop(**receiver, stop_signals, *drain,
                    [log](const std::string& line) { log->Info("shutdown", line); });

@@ -16,6 +16,7 @@
 #include "command.h"
 #include "common/hex.h"
 #include "common/printable.h"
+#include "receipt/identity.h"
 #include "store/dir_lock.h"
 #include "store/durable_store.h"
 #include "store/quarantine.h"
@@ -149,6 +150,11 @@ std::vector<std::string> ReceiptProblems(const store::IndexRow& row, const std::
 }
 
 int RunCheck(const StoreFlags& f) {
+  if (!f.key.empty()) {
+    auto parsed = receipt::ParsePublicKeyHex(f.key);
+    if (!parsed.ok())
+      return ReportError(Status::InvalidArgument("--key: " + parsed.status().message()));
+  }
   auto store = OpenReadOnly(f.data);
   if (!store.ok()) return ReportError(store.status());
   auto rows = (*store)->List();
@@ -208,7 +214,16 @@ int RunCheck(const StoreFlags& f) {
   return kExitOk;
 }
 
+// A --data that names no directory is a usage error (exit 2), as for ls, cat and check.
+Status DataDirectoryExists(store::Env* env, const std::string& dir) {
+  auto info = env->Stat(dir);
+  if (!info.ok() || !info->is_dir)
+    return Status::InvalidArgument("cannot open the data directory " + dir + ": not a directory");
+  return Status::Ok();
+}
+
 int RunQuarantineLs(const StoreFlags& f) {
+  if (Status s = DataDirectoryExists(store::Env::Default(), f.data); !s.ok()) return ReportError(s);
   auto files = store::ListQuarantine(store::Env::Default(), f.data);
   if (!files.ok()) return ReportError(files.status());
   if (f.json) {
@@ -227,10 +242,7 @@ int RunQuarantineLs(const StoreFlags& f) {
 
 int RunQuarantinePurge(const StoreFlags& f) {
   store::Env* env = store::Env::Default();
-  auto info = env->Stat(f.data);
-  if (!info.ok() || !info->is_dir) {
-    return ReportError(Status::Retention("cannot open the data directory " + f.data));
-  }
+  if (Status s = DataDirectoryExists(env, f.data); !s.ok()) return ReportError(s);
   auto lock = store::DirLock::Acquire(env, f.data);
   if (!lock.ok()) return ReportError(lock.status());
   auto before = store::ListQuarantine(env, f.data);

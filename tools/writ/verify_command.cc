@@ -6,6 +6,7 @@
 
 #include "command.h"
 #include "common/printable.h"
+#include "receipt/identity.h"
 #include "writ/receipt.h"
 
 namespace writ::cli {
@@ -36,7 +37,13 @@ int RunVerify(const std::string& path, const std::string& key) {
     std::cerr << "writ: invalid receipt: " << Printable(receipt.status().message()) << '\n';
     return kExitValidation;
   }
-  Status verified = VerifyReceipt(*receipt, key.empty() ? "" : KeyArgument(key));
+  const std::string pinned = key.empty() ? "" : KeyArgument(key);
+  if (!pinned.empty()) {
+    auto parsed = receipt::ParsePublicKeyHex(pinned);
+    if (!parsed.ok())
+      return ReportError(Status::InvalidArgument("--key: " + parsed.status().message()));
+  }
+  Status verified = VerifyReceipt(*receipt, pinned);
   if (!verified.ok()) {
     std::cerr << "writ: invalid receipt: " << Printable(verified.message()) << '\n';
     return kExitValidation;

@@ -1,0 +1,214 @@
+// The command line people expect (issue #16): help and mistyped subcommands, the exit
+// codes of docs/cli.md on error paths, nothing on stdout for a usage error, `writ
+// providers`, and `writ send`'s progress bar, timing, summary, `--until retained`,
+// stdin with `--id`, and `bytes_moved` on failures.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <fstream>
+
+#include "requirement.h"
+#include "writ_harness.h"
+
+namespace writ::testing {
+namespace {
+
+using namespace std::chrono_literals;
+constexpr uint64_t kMiB = 1 << 20;
+
+bool Has(const std::string& text, const std::string& what) {
+  return text.find(what) != std::string::npos;
+}
+
+size_t Count(const std::string& text, const std::string& what) {
+  size_t n = 0;
+  for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
+  return n;
+}
+
+TEST(Cli, HelpListsSubcommandsAndHelpOfOneIsItsHelp) {
+  CommandRun help = RunWrit({"help"});
+  EXPECT_EQ(help.exit_code, 0) << help.err;
+  for (const char* sub : {"serve", "send", "query", "store", "providers", "key"})
+    EXPECT_TRUE(Has(help.out, sub)) << sub << " missing from:\n" << help.out;
+  CommandRun send = RunWrit({"help", "send"});
+  EXPECT_EQ(send.exit_code, 0) << send.err;
+  EXPECT_TRUE(Has(send.out, "--until")) << send.out;
+  CommandRun nested = RunWrit({"help", "store", "ls"});
+  EXPECT_EQ(nested.exit_code, 0) << nested.err;
+  EXPECT_TRUE(Has(nested.out, "--data")) << nested.out;
+}
+
+TEST(Cli, AMistypedSubcommandIsNamedWithTheClosestOne) {
+  CommandRun run = RunWrit({"sned", "x"});
+  EXPECT_EQ(run.exit_code, 2);
+  EXPECT_EQ(run.out, "");
+  EXPECT_TRUE(Has(run.err, "unknown command 'sned'; did you mean 'send'?")) << run.err;
+  CommandRun nested = RunWrit({"store", "lss"});
+  EXPECT_EQ(nested.exit_code, 2);
+  EXPECT_TRUE(Has(nested.err, "did you mean 'store ls'?")) << nested.err;
+  CommandRun help = RunWrit({"help", "sevre"});
+  EXPECT_EQ(help.exit_code, 2);
+  EXPECT_TRUE(Has(help.err, "did you mean 'serve'?")) << help.err;
+}
+
+TEST(Cli, UsageErrorsExitTwoWithNothingOnStdout) {
+  TempDir dir;
+  const std::string file = dir.File("f");
+  WritePatternFile(file, 1, 4096);
+  const std::vector<std::vector<std::string>> lines = {
+      {"send", "-", "--to", "127.0.0.1:1", "--json"},  // stdin needs --id
+      {"send", file, "--to", "no-port", "--json"},
+      {"send", file, "--to", "127.0.0.1:1", "--chunk-size", "0", "--json"},
+      {"send", file, "--to", "127.0.0.1:1", "--until", "kept"},
+      {"send", dir.File("missing"), "--to", "127.0.0.1:1", "--json"},
+      {"send", file, "--to", "127.0.0.1:1", "--provider", "no-such-provider", "--json"},
+      {"serve", "--listen", "127.0.0.1:0", "--provider", "no-such-provider"},
+      {"serve", "--listen", "127.0.0.1:0", "--data", dir.File("missing/data")},
+      {"store", "ls", "--data", dir.File("missing")},
+      {"store", "check", "--data", dir.File("missing")},
+      {"store", "quarantine", "ls", "--data", dir.File("missing")},
+      {"store", "quarantine", "purge", "--data", dir.File("missing")},
+      {"key", "show", "--identity", dir.File("missing/a/b")},
+      {"store", "check", "--data", dir.path(), "--key", "not-a-key"},
+  };
+  for (const auto& line : lines) {
+    CommandRun run = RunWrit(line);
+    std::string shown;
+    for (const auto& word : line) shown += word + " ";
+    EXPECT_EQ(run.exit_code, 2) << shown << "\n" << run.err;
+    EXPECT_EQ(run.out, "") << shown;
+    EXPECT_TRUE(run.err.rfind("writ: ", 0) == 0) << shown << "\n" << run.err;
+  }
+}
+
+TEST(Cli, AnUnofferedProviderIsNamedWithTheOffered) {
+  CommandRun run = RunWrit({"serve", "--listen", "127.0.0.1:0", "--provider", "no-such-provider"});
+  EXPECT_EQ(run.exit_code, 2);
+  EXPECT_TRUE(Has(run.err, "not offered on this machine")) << run.err;
+  EXPECT_TRUE(Has(run.err, "tcp")) << run.err;
+}
+
+TEST(Cli, VerifyWithAMalformedKeyIsAUsageError) {
+  TempDir dir;
+  CommandRun demo = RunWrit({"demo", "--json"});
+  ASSERT_EQ(demo.exit_code, 0) << demo.err;
+  const std::string receipt = dir.File("r.json");
+  for (const auto& r : demo.json["receipts"]) {
+    if (r["rung"] == "validated") std::ofstream(receipt) << r.dump();  // the receiver signed it
+  }
+  EXPECT_EQ(RunWrit({"verify", receipt}).exit_code, 0);
+  CommandRun bad = RunWrit({"verify", receipt, "--key", "zz"});
+  EXPECT_EQ(bad.exit_code, 2) << bad.err;
+  CommandRun other = RunWrit({"verify", receipt, "--key", std::string(64, 'a')});
+  EXPECT_EQ(other.exit_code, 5) << "a well-formed key that did not sign it: invalid";
+}
+
+TEST(Cli, ProvidersDescribesWhatThisMachineOffers) {
+  REQUIRE_OR_FAIL(ProviderAvailable("tcp"), "the tcp provider cannot serve here");
+  CommandRun run = RunWrit({"providers", "--json"});
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  ASSERT_TRUE(run.json.is_object()) << run.out;
+  EXPECT_FALSE(run.json["default"].get<std::string>().empty());
+  const auto& all = run.json["providers"];
+  auto tcp =
+      std::find_if(all.begin(), all.end(), [](const auto& p) { return p["provider"] == "tcp"; });
+  ASSERT_NE(tcp, all.end()) << run.out;
+  EXPECT_EQ((*tcp)["usable"], true);
+  EXPECT_EQ((*tcp)["keys_checked"], true);
+  EXPECT_FALSE((*tcp)["domains"].empty());
+  EXPECT_FALSE((*tcp)["completion_levels"].empty());
+  for (const auto& p : all) {
+    if (p["provider"] == "shm" && p["usable"] == true) {
+      EXPECT_EQ(p["keys_checked"], false);
+    }
+  }
+  CommandRun text = RunWrit({"providers"});
+  EXPECT_EQ(text.exit_code, 0);
+  EXPECT_TRUE(Has(text.out, "keys checked:")) << text.out;
+}
+
+class CliSend : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    REQUIRE_OR_FAIL(ProviderAvailable("tcp"), "the tcp provider cannot serve here");
+    serve_ = Serve::Start("tcp");
+    ASSERT_TRUE(serve_);
+    file_ = dir_.File("four");
+    WritePatternFile(file_, 4, 4 * kMiB);
+  }
+  std::vector<std::string> Send(std::vector<std::string> extra) {
+    std::vector<std::string> line = {"send",         file_, "--to", serve_->address(),
+                                     "--chunk-size", "1MiB"};
+    line.insert(line.end(), extra.begin(), extra.end());
+    return line;
+  }
+  TempDir dir_;
+  std::unique_ptr<Serve> serve_;
+  std::string file_;
+};
+
+TEST_F(CliSend, AForcedProgressBarAndTimingAreReportedWithJson) {
+  CommandRun run = RunWrit(Send({"--id", "p-1", "--json", "--progress"}));
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  EXPECT_TRUE(Has(run.err, "100.0%")) << run.err;
+  EXPECT_TRUE(Has(run.err, "/s")) << "a rate: " << run.err;
+  EXPECT_TRUE(run.json.contains("timing")) << run.out;
+  EXPECT_EQ(run.json["timing"]["bytes_written"], 4 * kMiB);
+  EXPECT_TRUE(run.json["timing"]["elapsed_s"].is_number());
+  EXPECT_TRUE(run.json["timing"]["bytes_per_second"].is_number());
+  EXPECT_EQ(run.json["bytes_moved"], true);
+  CommandRun quiet = RunWrit(Send({"--id", "p-2", "--json"}));
+  ASSERT_EQ(quiet.exit_code, 0) << quiet.err;
+  EXPECT_FALSE(Has(quiet.err, "%")) << "no bar when stderr is not a terminal: " << quiet.err;
+}
+
+TEST_F(CliSend, HumanOutputSummarisesChunksUnlessVerbose) {
+  CommandRun summary = RunWrit(Send({"--id", "s-1"}));
+  ASSERT_EQ(summary.exit_code, 0) << summary.err;
+  EXPECT_TRUE(Has(summary.out, "work completions: 4 record(s): 4 success, 0 error")) << summary.out;
+  EXPECT_EQ(Count(summary.out, "  success\n"), 0u) << summary.out;
+  EXPECT_TRUE(Has(summary.out, "wrote 4.0 MiB in ")) << summary.out;
+  CommandRun verbose = RunWrit(Send({"--id", "s-2", "--verbose"}));
+  ASSERT_EQ(verbose.exit_code, 0) << verbose.err;
+  EXPECT_EQ(Count(verbose.out, "  success\n"), 4u) << verbose.out;
+}
+
+TEST_F(CliSend, UntilRetainedWaitsForTheRetentionClassAsked) {
+  CommandRun run = RunWrit(Send({"--id", "r-1", "--until", "retained", "--json"}));
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  EXPECT_EQ(run.json["reached"]["rung"], "validated");
+  EXPECT_EQ(run.json["reached"]["retention"], "volatile");
+  EXPECT_EQ(Rungs(run.json).back(), "retained");
+  CommandRun durable =
+      RunWrit(Send({"--id", "r-2", "--until", "retained", "--retention", "power-loss", "--json"}));
+  EXPECT_EQ(durable.exit_code, 6) << "this serve has no --data: " << durable.err;
+}
+
+TEST_F(CliSend, NothingWrittenMeansBytesMovedIsFalse) {
+  // Refused at the announce: no chunk was ever written.
+  CommandRun refused = RunWrit(Send({"--id", "b-1", "--retention", "power-loss", "--json"}));
+  EXPECT_EQ(refused.exit_code, 6) << refused.err;
+  EXPECT_EQ(refused.json["bytes_moved"], false) << refused.out;
+  EXPECT_TRUE(refused.json["work_completions"].empty());
+  // No receiver at all.
+  CommandRun unreachable = RunWrit({"send", file_, "--to", "127.0.0.1:1", "--json"});
+  EXPECT_EQ(unreachable.exit_code, 4) << unreachable.err;
+  EXPECT_EQ(unreachable.json["bytes_moved"], false) << unreachable.out;
+}
+
+TEST_F(CliSend, StandardInputIsSentUnderTheIdGiven) {
+  const std::string err = dir_.File("stdin.err");
+  auto proc =
+      StartWrit({"send", "-", "--to", serve_->address(), "--id", "from-stdin", "--json"}, err);
+  ASSERT_TRUE(proc);
+  ASSERT_TRUE(proc->WriteLine("bytes from a pipe").ok());
+  proc->CloseStdin();
+  CommandRun run = FinishWrit(*proc, err);
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  EXPECT_EQ(run.json["delivery"]["id"], "from-stdin");
+  EXPECT_EQ(run.json["delivery"]["bytes"], 18);
+}
+
+}  // namespace
+}  // namespace writ::testing
