@@ -5,6 +5,7 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <shared_mutex>
 #include <span>
 #include <string>
 
@@ -61,9 +62,8 @@ py::tuple MakeDeliveryOptions(const std::string& id, const std::string& until,
   return Answer(Status::Ok(), py::cast(std::move(o)));
 }
 
-// One session, one delivery at a time: concurrent send() calls on it take turns (the
-// C++ Sender is not thread-safe); threads that want deliveries in flight together each
-// use a Session of their own.
+// One session: concurrent send() calls on it are in flight together (writ::Sender takes
+// deliveries from several threads); close() waits for the sends under way.
 class Session {
  public:
   explicit Session(std::unique_ptr<Sender> sender) : sender_(std::move(sender)) {}
@@ -97,14 +97,14 @@ class Session {
 
   bool usable() {
     py::gil_scoped_release nogil;  // a send on another thread may hold the session
-    std::lock_guard lock(mutex_);
+    std::shared_lock lock(mutex_);
     return sender_ && sender_->usable();
   }
 
  private:
   DeliveryOutcome Deliver(const std::function<DeliveryOutcome(Sender&)>& send) {
     py::gil_scoped_release nogil;
-    std::lock_guard lock(mutex_);
+    std::shared_lock lock(mutex_);
     if (!sender_) {
       DeliveryOutcome closed;
       closed.status = Status::InvalidArgument("this Sender is closed");
@@ -119,14 +119,14 @@ class Session {
   }
 
   Status CloseLocked() {
-    std::lock_guard lock(mutex_);
+    std::unique_lock lock(mutex_);
     if (!sender_) return Status::Ok();
     Status closed = sender_->Close();
     sender_.reset();
     return closed;
   }
 
-  std::mutex mutex_;
+  std::shared_mutex mutex_;         // sends share it; close takes it alone
   std::unique_ptr<Sender> sender_;  // null once closed
 };
 

@@ -124,7 +124,7 @@ def test_senders_on_several_threads_deliver_at_once(receiver_factory):
         assert outcomes[i].digest == hashlib.sha256(array.tobytes()).hexdigest()
 
 
-def test_threads_sharing_one_sender_take_turns(receiver_factory):
+def test_threads_sharing_one_sender_send_together(receiver_factory):
     payloads = [bytes([i]) * (300 << 10) for i in range(3)]
     outcomes, errors = {}, []
     with receiver_factory() as rx, writ.Sender(to=rx.address) as tx:

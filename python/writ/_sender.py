@@ -56,9 +56,9 @@ class Sender:
                the announces. None: unsigned.
     provider   libfabric provider; None: the one the receiver serves.
 
-    One delivery at a time per Sender: send() calls from several threads on one Sender
-    take turns. For deliveries in flight at once, use one Sender per thread. The GIL is
-    released while bytes move.
+    send() calls from several threads on one Sender are in flight together, over the
+    one session (up to the receiver's limit per connection). The GIL is released while
+    bytes move.
     """
 
     def __init__(self, to, identity=None, provider=None, depth=4, connect_timeout=10.0):
