@@ -16,6 +16,7 @@
 #include "receipt/context.h"
 #include "receiver/connection.h"
 #include "receiver/out_dir.h"
+#include "receiver/read_region.h"
 #include "receiver/receiver_core.h"
 #include "receiver/receiver_start.h"
 #include "receiver/test_seams.h"
@@ -57,6 +58,10 @@ class ReceiverImpl : public Receiver {
   }
   Status Stop() override;
   Result<ShutdownSummary> Shutdown(std::chrono::milliseconds drain) override;
+  Result<std::vector<uint8_t>> ReadRegion(const std::string& id, uint64_t k,
+                                          uint64_t max_bytes) override {
+    return receiver::ReadRetainedRegion(*core_.store, id, k, max_bytes);
+  }
 
  private:
   // Waits until every connection's thread has ended or `deadline` passed; true if all did.

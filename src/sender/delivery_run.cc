@@ -172,6 +172,9 @@ Status DeliveryRun::ChooseSourcePath() {
                            ? "staging asked for"
                            : "smaller than " + std::to_string(kZeroCopyMinBytes) + " bytes";
   }
+  if (src.scatter_gather() && out_.delivery.bytes > 0) {
+    out_.source_note = "scatter-gather: the regions are gathered into staging";
+  }
   // Staging serves every chunk without a registered source, and a corrupted chunk.
   if (out_.delivery.bytes > 0 && (!source_region_.open() || prepared_.corrupt_chunk)) {
     WRIT_RETURN_IF_ERROR(link_.EnsureStaging(std::min(chunk_size_, out_.delivery.bytes)));
@@ -201,6 +204,7 @@ Status DeliveryRun::Announce() {
   announce.until = opt_.until;
   announce.retention = opt_.retention.value_or(RetentionClass::kVolatile);
   announce.sender_fabric_address = link_.local_address();
+  announce.region_lengths = prepared_.source->region_lengths();
   if (identity_) {
     // Signed for this receiver only: its id is part of the signed bytes.
     WRIT_RETURN_IF_ERROR(SignAnnounce(*identity_, link_.hello().receiver_id, announce));

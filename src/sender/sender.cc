@@ -181,6 +181,26 @@ DeliveryOutcome Sender::SendBytes(std::span<const uint8_t> bytes, const Delivery
   return out;
 }
 
+DeliveryOutcome Sender::SendRegions(std::span<const Region> regions,
+                                    const DeliveryOptions& options) {
+  DeliveryOutcome out;
+  out.status = sender::CheckDeliveryOptions(options);
+  if (out.status.ok() && options.id.empty()) {
+    out.status = Status::InvalidArgument("SendRegions needs a delivery id");
+  }
+  if (!out.status.ok()) return out;
+  auto list = sender::RegionList::Of(regions);
+  if (!list.ok()) {
+    out.status = list.status();
+    return out;
+  }
+  PreparedDelivery prepared;
+  out.status = sender::Prepare(DeliverySource::FromRegions(std::move(list).value(), options.id),
+                               options, nullptr, out, prepared);
+  if (out.status.ok()) impl_->Deliver(options, prepared, out);
+  return out;
+}
+
 bool Sender::usable() const { return impl_->health_.ok(); }
 const Status& Sender::health() const { return impl_->health_; }
 const std::string& Sender::provider() const { return impl_->link_->hello().provider; }

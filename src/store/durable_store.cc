@@ -301,6 +301,7 @@ IndexRow DurableWriter::RowFor(const std::vector<std::string>& receipts) const {
   row.state = RowState::kCommitted;
   row.committed_at = NowRfc3339Utc();
   row.sender = meta_.sender;
+  row.region_lengths = meta_.region_lengths;
   return row;
 }
 
@@ -691,7 +692,9 @@ Result<std::optional<RetainedDelivery>> DurableStore::Lookup(const std::string& 
   WRIT_ASSIGN_OR_RETURN(auto row, Find(id));
   if (!row) return std::optional<RetainedDelivery>();
   RetainedDelivery d;
-  d.meta = DeliveryMeta{row->id, row->bytes, row->chunk_size, row->rule, row->digest, row->sender};
+  d.meta = DeliveryMeta{row->id,     row->bytes,  row->chunk_size,
+                        row->rule,   row->digest, row->sender,
+                        row->region_lengths};
   d.retention = row->retention;
   d.receipts = row->receipts;
   return std::optional<RetainedDelivery>(std::move(d));

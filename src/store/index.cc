@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "common/hex.h"
+#include "store/regions.h"
 #include "vocabulary/digest.h"
 #include "writ/vocabulary.h"
 
@@ -289,6 +290,7 @@ Result<std::unique_ptr<Index>> Index::Open(const std::string& path, Env* env, bo
       return Status::Io("cannot read the index " + path + ": " + sqlite3_errmsg(index->db_));
     }
     index->has_sender_ = index->HasColumn("sender");
+    index->has_regions_ = index->HasColumn("regions");
     return index;
   }
   WRIT_RETURN_IF_ERROR(index->CreateSchema());
@@ -320,6 +322,12 @@ Status Index::CreateSchema() {
     WRIT_RETURN_IF_ERROR(Exec("ALTER TABLE deliveries ADD COLUMN sender TEXT NOT NULL DEFAULT ''"));
   }
   has_sender_ = true;
+  // Added later: a scatter-gather delivery's region lengths ("4096,0,8192"; '' for plain).
+  if (!HasColumn("regions")) {
+    WRIT_RETURN_IF_ERROR(
+        Exec("ALTER TABLE deliveries ADD COLUMN regions TEXT NOT NULL DEFAULT ''"));
+  }
+  has_regions_ = true;
   return Status::Ok();
 }
 
@@ -403,12 +411,13 @@ class Stmt {
   int rc_ = SQLITE_OK;
 };
 
-// An index opened read-only from before the sender column reads '' for it.
-std::string SelectRows(bool has_sender) {
+// An index opened read-only from before the sender (regions) column reads '' for it.
+std::string SelectRows(bool has_sender, bool has_regions) {
   return std::string(
              "SELECT id, bytes, chunk_size, rule, digest, retention, location, receipts, state, "
              "committed_at, ") +
-         (has_sender ? "sender" : "''") + " FROM deliveries";
+         (has_sender ? "sender" : "''") + ", " + (has_regions ? "regions" : "''") +
+         " FROM deliveries";
 }
 
 Result<IndexRow> RowFrom(Stmt& st) {
@@ -436,6 +445,7 @@ Result<IndexRow> RowFrom(Stmt& st) {
     return Status::Malformed("row " + row.id + " has unknown state '" + state + "'");
   row.committed_at = st.Col(9);
   row.sender = st.Col(10);
+  WRIT_ASSIGN_OR_RETURN(row.region_lengths, DecodeRegionLengths(st.Col(11)));
   return row;
 }
 
@@ -449,7 +459,7 @@ std::string ReceiptsJson(const std::vector<std::string>& receipts) {
 
 Result<std::optional<IndexRow>> Index::Get(const std::string& id) {
   MutexLock lock(mu_);
-  Stmt st(db_, (SelectRows(has_sender_) + " WHERE id = ?1").c_str());
+  Stmt st(db_, (SelectRows(has_sender_, has_regions_) + " WHERE id = ?1").c_str());
   if (st.prepared() != SQLITE_OK) return Fail("select", st.prepared());
   st.Text(1, id);
   const int rc = sqlite3_step(st.get());
@@ -462,7 +472,7 @@ Result<std::optional<IndexRow>> Index::Get(const std::string& id) {
 
 Result<std::vector<IndexRow>> Index::All() {
   MutexLock lock(mu_);
-  Stmt st(db_, (SelectRows(has_sender_) + " ORDER BY committed_at, id").c_str());
+  Stmt st(db_, (SelectRows(has_sender_, has_regions_) + " ORDER BY committed_at, id").c_str());
   if (st.prepared() != SQLITE_OK) return Fail("select", st.prepared());
   std::vector<IndexRow> rows;
   for (;;) {
@@ -526,8 +536,8 @@ Status Index::Insert(const IndexRow& row, IndexSync mode, IndexCommit* commit,
     }
     Stmt st(db_,
             "INSERT OR REPLACE INTO deliveries (id, bytes, chunk_size, rule, digest, retention, "
-            "location, receipts, state, committed_at, sender)"
-            " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)");
+            "location, receipts, state, committed_at, sender, regions)"
+            " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)");
     if (st.prepared() != SQLITE_OK) return Fail("insert", st.prepared());
     st.Text(1, row.id);
     st.Int(2, row.bytes);
@@ -540,6 +550,7 @@ Status Index::Insert(const IndexRow& row, IndexSync mode, IndexCommit* commit,
     st.Text(9, RowStateName(row.state));
     st.Text(10, row.committed_at);
     st.Text(11, row.sender);
+    st.Text(12, EncodeRegionLengths(row.region_lengths));
     const int rc = sqlite3_step(st.get());
     if (rc != SQLITE_DONE) return Fail("insert", rc);
     return Status::Ok();

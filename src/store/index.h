@@ -51,6 +51,7 @@ struct IndexRow {
   RowState state = RowState::kCommitted;
   std::string committed_at;  // RFC 3339, UTC
   std::string sender;        // key id of the authenticated sender that delivered it, or ''
+  std::vector<uint64_t> region_lengths;  // a scatter-gather delivery's regions; empty: plain
 };
 
 enum class IndexSync { kNormal, kFull };
@@ -118,6 +119,7 @@ class Index {
   IndexCommit* recording_ GUARDED_BY(mu_) = nullptr;  // the commit whose syncs are being recorded
   std::atomic<uint64_t> sync_failures_{0};
   bool has_sender_ GUARDED_BY(mu_) = false;  // the index has the sender column (older ones do not)
+  bool has_regions_ GUARDED_BY(mu_) = false;  // and the regions column
 };
 
 std::string RowStateName(RowState state);

@@ -25,6 +25,8 @@ struct DeliveryMeta {
   // The key id of the authenticated sender that delivered the bytes; empty when unsigned.
   // Only that sender is answered from the store without moving the bytes again.
   std::string sender;
+  // A scatter-gather delivery's region lengths, in order (store/regions.h); empty: plain.
+  std::vector<uint64_t> region_lengths;
 };
 
 // What the store did to reach its class: the retention receipt's acknowledged point

@@ -26,7 +26,7 @@ protocol::Announce AnnounceOf(const std::string& id) {
 
 store::RetainedDelivery HeldLike(const protocol::Announce& a) {
   store::RetainedDelivery held;
-  held.meta = store::DeliveryMeta{a.delivery_id, a.bytes, a.chunk_size, a.rule, a.digest, ""};
+  held.meta = store::DeliveryMeta{a.delivery_id, a.bytes, a.chunk_size, a.rule, a.digest, "", {}};
   held.retention = a.retention;
   return held;
 }

@@ -1,0 +1,86 @@
+// Scatter-gather deliveries against a real `writ serve --data`: 1,000 regions of 4 KiB,
+// every other page of a buffer, arrive as one object whose digest is the concatenation's,
+// and `writ store cat ID --region K` gives region K back.
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "common/hex.h"
+#include "provider_matrix.h"
+#include "random_bytes.h"
+#include "requirement.h"
+#include "vocabulary/digest.h"
+#include "writ/sender.h"
+#include "writ_harness.h"
+
+namespace writ::testing {
+namespace {
+
+using namespace std::chrono_literals;
+constexpr size_t kPage = 4096;
+constexpr size_t kRegions = 1000;
+
+class ScatterGather : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(ScatterGather, AThousandPagesArriveAsOneObjectReadableRegionByRegion) {
+  REQUIRE_OR_FAIL(ProviderAvailable(GetParam()),
+                  "provider " << GetParam() << " cannot serve on this machine");
+  TempDir dir;
+  const std::string data = dir.File("data");
+  auto serve = Serve::Start(GetParam(), {"--data", data});
+  ASSERT_TRUE(serve);
+
+  // Every other page of a 2,000-page buffer: no two regions are adjacent.
+  const std::vector<uint8_t> buffer = RandomBytes(2026, 2 * kRegions * kPage);
+  std::vector<Region> regions;
+  std::vector<uint8_t> concat;
+  for (size_t k = 0; k < kRegions; ++k) {
+    const uint8_t* page = buffer.data() + 2 * k * kPage;
+    regions.push_back(Region{page, kPage});
+    concat.insert(concat.end(), page, page + kPage);
+  }
+  auto expected = vocabulary::DigestOf(Rule::kXxh3_128, concat);
+  ASSERT_TRUE(expected.ok());
+
+  SendOptions options;
+  options.to = serve->address();
+  options.id = "sg-1000";
+  options.chunk_size = 300000;  // chunk edges fall inside regions
+  options.retention = RetentionClass::kProcessRestart;
+  options.stall_timeout = 20s;
+  const DeliveryOutcome out = SendRegions(regions, options);
+  ASSERT_TRUE(out.status.ok()) << out.status.ToString();
+  EXPECT_EQ(out.delivery.bytes, kRegions * kPage);
+  EXPECT_EQ(out.delivery.digest, writ::ToHex(*expected)) << "the concatenation's digest";
+  EXPECT_EQ(out.delivery.chunks, (kRegions * kPage + 299999) / 300000);
+  EXPECT_EQ(out.source_path, "staging");
+  EXPECT_NE(out.source_note.find("scatter-gather"), std::string::npos) << out.source_note;
+  ASSERT_TRUE(out.reached_retention);
+  for (const Receipt& r : out.receipts) EXPECT_EQ(r.delivery.digest, out.delivery.digest);
+
+  const CommandRun ls = RunWrit({"store", "ls", "--data", data, "--json"});
+  ASSERT_EQ(ls.exit_code, 0) << ls.err;
+  EXPECT_EQ(ls.json["deliveries"][0]["regions"], kRegions);
+  const CommandRun whole = RunWrit({"store", "cat", "sg-1000", "--data", data});
+  ASSERT_EQ(whole.exit_code, 0) << whole.err;
+  EXPECT_TRUE(whole.out == std::string(concat.begin(), concat.end()));
+  for (size_t k : {size_t{0}, size_t{1}, size_t{73}, size_t{500}, kRegions - 1}) {
+    const CommandRun cat =
+        RunWrit({"store", "cat", "sg-1000", "--data", data, "--region", std::to_string(k)});
+    ASSERT_EQ(cat.exit_code, 0) << k << ": " << cat.err;
+    const uint8_t* page = buffer.data() + 2 * k * kPage;
+    EXPECT_TRUE(cat.out == std::string(page, page + kPage)) << "region " << k;
+  }
+  const CommandRun past =
+      RunWrit({"store", "cat", "sg-1000", "--data", data, "--region", std::to_string(kRegions)});
+  EXPECT_NE(past.exit_code, 0);
+  EXPECT_NE(past.err.find("has 1000 regions"), std::string::npos) << past.err;
+  EXPECT_TRUE(past.out.empty());
+}
+
+INSTANTIATE_TEST_SUITE_P(Providers, ScatterGather, ::testing::ValuesIn(LoopbackProviderNames()),
+                         ProviderName);
+
+}  // namespace
+}  // namespace writ::testing
