@@ -107,10 +107,11 @@ int main(int argc, char** argv) {
     std::cout << doc.dump() << std::endl;
     return 0;
   }
-  std::printf("%zu x %zu B regions, depth %u: p50 %.1f us, p99 %.1f us, p99.9 %.1f us, "
-              "%.3f GB/s at p50, %.3f GB/s overall (sender CPU %.2f s of %.2f s)\n",
-              regions, size, session.depth, p50, doc["p99_us"].get<double>(),
-              doc["p999_us"].get<double>(), doc["gb_per_s_at_p50"].get<double>(),
-              doc["gb_per_s_overall"].get<double>(), doc["sender_cpu_s"].get<double>(), seconds);
+  std::printf(
+      "%zu x %zu B regions, depth %u: p50 %.1f us, p99 %.1f us, p99.9 %.1f us, "
+      "%.3f GB/s at p50, %.3f GB/s overall (sender CPU %.2f s of %.2f s)\n",
+      regions, size, session.depth, p50, doc["p99_us"].get<double>(), doc["p999_us"].get<double>(),
+      doc["gb_per_s_at_p50"].get<double>(), doc["gb_per_s_overall"].get<double>(),
+      doc["sender_cpu_s"].get<double>(), seconds);
   return 0;
 }

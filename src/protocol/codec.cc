@@ -111,8 +111,7 @@ Status GetRegionLengths(WireReader& r, std::vector<uint64_t>& out) {
   if (count == 0) return Status::Malformed("announce.region_count: 0, an empty table is omitted");
   if (count > r.remaining() / 8) {
     return Status::Malformed("announce.region_lengths: truncated, " + std::to_string(count) +
-                             " regions declared, " + std::to_string(r.remaining()) +
-                             " bytes left");
+                             " regions declared, " + std::to_string(r.remaining()) + " bytes left");
   }
   out.reserve(count);
   for (uint32_t i = 0; i < count; ++i) {

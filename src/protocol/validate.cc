@@ -145,8 +145,7 @@ Status Check(const Announce& m, const Checker& c) {
 // exactly `bytes`, without wrapping.
 Status CheckRegionLengths(const Announce& m, const Checker& c) {
   if (m.region_lengths.size() > c.limits().max_regions) {
-    return c.Fail("region_lengths", std::to_string(m.region_lengths.size()) +
-                                        " regions, limit " +
+    return c.Fail("region_lengths", std::to_string(m.region_lengths.size()) + " regions, limit " +
                                         std::to_string(c.limits().max_regions));
   }
   if (m.region_lengths.empty()) return Status::Ok();

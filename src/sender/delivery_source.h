@@ -85,7 +85,7 @@ class DeliverySource {
   bool owns_mapping_ = false;
   std::span<const uint8_t> mapped_;
   std::optional<FileKey> file_key_;
-  IoBuffer fold_block_;  // allocated on the first Fold of a file
+  IoBuffer fold_block_;                        // allocated on the first Fold of a file
   std::shared_ptr<const RegionList> regions_;  // scatter-gather caller memory
 };
 

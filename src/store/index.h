@@ -118,7 +118,7 @@ class Index {
   mutable Mutex mu_;
   IndexCommit* recording_ GUARDED_BY(mu_) = nullptr;  // the commit whose syncs are being recorded
   std::atomic<uint64_t> sync_failures_{0};
-  bool has_sender_ GUARDED_BY(mu_) = false;  // the index has the sender column (older ones do not)
+  bool has_sender_ GUARDED_BY(mu_) = false;   // the index has the sender column (older ones do not)
   bool has_regions_ GUARDED_BY(mu_) = false;  // and the regions column
 };
 

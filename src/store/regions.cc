@@ -26,7 +26,8 @@ Result<std::vector<uint64_t>> DecodeRegionLengths(std::string_view text) {
     }
     lengths.push_back(length);
     if (next == end) return lengths;
-    if (*next != ',') return Status::Malformed("region table: unexpected '" + std::string(1, *next) + "'");
+    if (*next != ',')
+      return Status::Malformed("region table: unexpected '" + std::string(1, *next) + "'");
     p = next + 1;
   }
 }

@@ -29,7 +29,9 @@ class ReadRegionTest : public ::testing::Test {
     receiver_ = std::move(receiver).value();
   }
   void TearDown() override {
-    if (receiver_) EXPECT_TRUE(receiver_->Stop().ok());
+    if (receiver_) {
+      EXPECT_TRUE(receiver_->Stop().ok());
+    }
   }
   SendOptions Options(const std::string& id) const {
     SendOptions send;
@@ -66,8 +68,7 @@ TEST_F(ReadRegionTest, ZeroLengthRegionsKeepTheirPlaceAndReadBackEmpty) {
   ASSERT_TRUE(r3.ok()) << r3.status().ToString();
   EXPECT_TRUE(r3->empty());
   EXPECT_EQ(receiver_->ReadRegion("sg-zero", 4).status().code(), ErrorCode::kNotFound);
-  EXPECT_EQ(receiver_->ReadRegion("sg-zero", 2, 8999).status().code(),
-            ErrorCode::kInvalidArgument);
+  EXPECT_EQ(receiver_->ReadRegion("sg-zero", 2, 8999).status().code(), ErrorCode::kInvalidArgument);
   EXPECT_EQ(receiver_->ReadRegion("nobody", 0).status().code(), ErrorCode::kNotFound);
 }
 

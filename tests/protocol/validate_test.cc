@@ -260,8 +260,9 @@ TEST(Validate, RegionLengthsMustAddUpToTheDelivery) {
   ASSERT_TRUE(decoded.ok()) << decoded.status().ToString();
   EXPECT_EQ(std::get<Announce>(*decoded).region_lengths, a.region_lengths);
   a.region_lengths = {8388608, 16777215};
-  ExpectInvalid(a, "announce.region_lengths: the regions add up to 25165823 bytes, the "
-                   "delivery is 25165824");
+  ExpectInvalid(a,
+                "announce.region_lengths: the regions add up to 25165823 bytes, the "
+                "delivery is 25165824");
   a.region_lengths = {25165824, 1};
   ExpectInvalid(a, "announce.region_lengths: the regions add up to more than the");
   a.region_lengths = {UINT64_MAX, 2};  // a sum that would wrap

@@ -58,9 +58,9 @@ TEST(RegionTable, TheDurableStoreKeepsItAcrossAReopen) {
   {
     auto store = DurableStore::Open(dir.path(), DurableOptions{});
     ASSERT_TRUE(store.ok()) << store.status().ToString();
-    ASSERT_TRUE(StoreDelivery(**store, RegionMeta("sg", bytes), bytes,
-                              RetentionClass::kProcessRestart)
-                    .status.ok());
+    ASSERT_TRUE(
+        StoreDelivery(**store, RegionMeta("sg", bytes), bytes, RetentionClass::kProcessRestart)
+            .status.ok());
     ASSERT_TRUE(
         StoreDelivery(**store, MetaFor("plain", bytes), bytes, RetentionClass::kProcessRestart)
             .status.ok());
@@ -90,9 +90,9 @@ TEST(RegionTable, AnIndexFromBeforeTheColumnReadsAsPlain) {
   }
   sqlite3* db = nullptr;
   ASSERT_EQ(sqlite3_open((dir.path() + "/index.db").c_str(), &db), SQLITE_OK);
-  EXPECT_EQ(sqlite3_exec(db, "ALTER TABLE deliveries DROP COLUMN regions", nullptr, nullptr,
-                         nullptr),
-            SQLITE_OK);
+  EXPECT_EQ(
+      sqlite3_exec(db, "ALTER TABLE deliveries DROP COLUMN regions", nullptr, nullptr, nullptr),
+      SQLITE_OK);
   sqlite3_close(db);
   DurableOptions read_only;
   read_only.read_only = true;
@@ -112,8 +112,8 @@ TEST(RegionTable, TheVolatileStoreKeepsIt) {
   auto store = VolatileStore::Open("", 1 << 20);
   ASSERT_TRUE(store.ok()) << store.status().ToString();
   const auto bytes = Bytes(13, 9000);
-  ASSERT_TRUE(
-      StoreDelivery(**store, RegionMeta("sg", bytes), bytes, RetentionClass::kVolatile).status.ok());
+  ASSERT_TRUE(StoreDelivery(**store, RegionMeta("sg", bytes), bytes, RetentionClass::kVolatile)
+                  .status.ok());
   auto held = (*store)->Lookup("sg");
   ASSERT_TRUE(held.ok() && held->has_value());
   EXPECT_EQ((*held)->meta.region_lengths, (std::vector<uint64_t>{4096, 0, 9000 - 4096}));

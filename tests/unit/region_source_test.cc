@@ -22,8 +22,7 @@ struct Pages {
     for (size_t page = 0; page < 64; page += 2) {
       regions.push_back(Region{buffer.data() + page * 4096, 4096});
       if (page % 8 == 0) regions.push_back(Region{nullptr, 0});
-      concat.insert(concat.end(), buffer.begin() + page * 4096,
-                    buffer.begin() + (page + 1) * 4096);
+      concat.insert(concat.end(), buffer.begin() + page * 4096, buffer.begin() + (page + 1) * 4096);
     }
   }
 };

@@ -6,8 +6,8 @@
 // serve or another writing command holds it.
 #include <unistd.h>
 
-#include <cerrno>
 #include <algorithm>
+#include <cerrno>
 #include <cstring>
 #include <iostream>
 #include <memory>
@@ -110,8 +110,8 @@ int RunCat(const StoreFlags& f) {
   // --region K: the whole payload is still streamed and re-hashed; only K's bytes go out.
   store::ByteRange out{0, (*row)->bytes};
   if (f.region >= 0) {
-    auto range = store::RegionRange((*row)->region_lengths, (*row)->bytes,
-                                    static_cast<uint64_t>(f.region));
+    auto range =
+        store::RegionRange((*row)->region_lengths, (*row)->bytes, static_cast<uint64_t>(f.region));
     if (!range.ok()) return ReportError(range.status().Annotate("store cat " + f.id));
     out = *range;
   }
@@ -302,9 +302,10 @@ void RegisterStore(CLI::App& app, CommandContext& ctx) {
       "Write one retained delivery's bytes to stdout (exit 5 if they do not match its digest)");
   cat_cmd->add_option("ID", cat->id, "delivery id")->required();
   cat_cmd->add_option("--data", cat->data, "the receiver's data directory")->required();
-  cat_cmd->add_option("--region", cat->region,
-                      "only region K (from 0) of a scatter-gather delivery; the whole delivery "
-                      "is still re-hashed")
+  cat_cmd
+      ->add_option("--region", cat->region,
+                   "only region K (from 0) of a scatter-gather delivery; the whole delivery "
+                   "is still re-hashed")
       ->check(CLI::NonNegativeNumber);
   cat_cmd->callback([cat, &ctx] { ctx.exit_code = RunCat(*cat); });
 
