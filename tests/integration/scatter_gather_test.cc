@@ -2,11 +2,14 @@
 // every other page of a buffer, arrive as one object whose digest is the concatenation's,
 // and `writ store cat ID --region K` gives region K back.
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <string>
 #include <vector>
 
 #include "common/hex.h"
+#include "protocol/codec.h"
+#include "protocol/control_channel.h"
 #include "provider_matrix.h"
 #include "random_bytes.h"
 #include "requirement.h"
@@ -77,6 +80,35 @@ TEST_P(ScatterGather, AThousandPagesArriveAsOneObjectReadableRegionByRegion) {
   EXPECT_NE(past.exit_code, 0);
   EXPECT_NE(past.err.find("has 1000 regions"), std::string::npos) << past.err;
   EXPECT_TRUE(past.out.empty());
+}
+
+// Written past the sender's own checks (ControlChannel::Send validates what it sends): a
+// region table whose lengths do not add up to the announced bytes is refused as malformed.
+TEST(ScatterGatherWire, ATableThatDoesNotAddUpIsRefusedAsMalformed) {
+  REQUIRE_OR_FAIL(ProviderAvailable("tcp"), "the tcp provider cannot serve here");
+  auto serve = Serve::Start("tcp");
+  ASSERT_TRUE(serve);
+  auto hp = protocol::ParseHostPort(serve->address());
+  ASSERT_TRUE(hp.ok());
+  auto channel = protocol::ControlChannel::Connect(hp->first, hp->second, 10s);
+  ASSERT_TRUE(channel.ok()) << channel.status().ToString();
+  auto hello = channel->Receive(10s);
+  ASSERT_TRUE(hello.ok() && std::holds_alternative<protocol::Hello>(*hello));
+  protocol::Announce a;
+  a.delivery_id = "sg-bad";
+  a.bytes = 8192;
+  a.chunk_size = 4096;
+  a.region_lengths = {4096, 4095};
+  const std::vector<uint8_t> frame = protocol::Encode(a);
+  ASSERT_EQ(::write(channel->fd(), frame.data(), frame.size()), static_cast<ssize_t>(frame.size()));
+  auto answer = channel->Receive(10s);
+  ASSERT_TRUE(answer.ok()) << answer.status().ToString();
+  const auto* refusal = std::get_if<protocol::Refuse>(&*answer);
+  ASSERT_NE(refusal, nullptr) << protocol::MessageTypeName(*answer);
+  EXPECT_EQ(refusal->reason, protocol::RefuseReason::kMalformed);
+  EXPECT_NE(refusal->detail.find("announce.region_lengths: the regions add up to 8191 bytes"),
+            std::string::npos)
+      << refusal->detail;
 }
 
 INSTANTIATE_TEST_SUITE_P(Providers, ScatterGather, ::testing::ValuesIn(LoopbackProviderNames()),
