@@ -6,7 +6,9 @@
 // With --contiguous, the same bytes as one contiguous SendBytes instead (zero-copy from
 // 256 KiB): the difference is the cost of gathering.
 //   scatter_gather_bench --to HOST:PORT [--regions 1000] [--region-size 4096] [--count 50]
-//                        [--depth 4] [--chunk-size 8388608] [--contiguous] [--json]
+//                        [--depth 4] [--chunk-size 8388608] [--contiguous] [--staging]
+//                        [--json]
+// --staging: regions of 256 KiB and more are gathered too instead of registered.
 #include <sys/resource.h>
 
 #include <algorithm>
@@ -47,12 +49,15 @@ int main(int argc, char** argv) {
                                               {"--chunk-size", "8388608"}};
   bool as_json = false;
   bool contiguous = false;
+  bool staging = false;  // never register regions: every chunk gathered into staging
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     if (a == "--json")
       as_json = true;
     else if (a == "--contiguous")
       contiguous = true;
+    else if (a == "--staging")
+      staging = true;
     else if (i + 1 < argc)
       flags[a] = argv[++i];
   }
@@ -90,6 +95,7 @@ int main(int argc, char** argv) {
     writ::DeliveryOptions options;
     options.id = "sg-" + run + "-" + std::to_string(i);
     options.chunk_size = std::stoull(flags["--chunk-size"]);
+    if (staging) options.source = writ::SourcePath::kStaging;
     const auto t0 = Clock::now();
     const writ::DeliveryOutcome out =
         contiguous ? (*sender)->SendBytes(concat, options) : (*sender)->SendRegions(table, options);
@@ -103,6 +109,7 @@ int main(int argc, char** argv) {
   const double bytes = static_cast<double>(regions * size);
   const double p50 = Percentile(micros, 0.5);
   nlohmann::json doc{{"shape", contiguous ? "contiguous" : "scatter-gather"},
+                     {"staging", staging},
                      {"regions", regions},
                      {"region_size", size},
                      {"bytes", regions * size},

@@ -155,9 +155,10 @@ class WRIT_EXPORT Sender {
   DeliveryOutcome Send(const std::string& path, const DeliveryOptions& options);
   // `bytes` must stay valid until the call returns; `options.id` is required.
   DeliveryOutcome SendBytes(std::span<const uint8_t> bytes, const DeliveryOptions& options);
-  // A scatter-gather delivery; `options.id` is required. The regions are gathered into the
-  // registered staging buffers chunk by chunk (never registered themselves; see
-  // docs/architecture.md), and digested in the same pass.
+  // A scatter-gather delivery; `options.id` is required. Regions of at least
+  // kZeroCopyMinBytes are registered and written from where they lie, the rest gathered
+  // into the registered staging chunk by chunk (SourcePath::kStaging: all of them); the
+  // digest is computed in the same pass.
   DeliveryOutcome SendRegions(std::span<const Region> regions, const DeliveryOptions& options);
 
   bool usable() const;

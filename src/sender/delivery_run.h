@@ -18,6 +18,7 @@
 #include "sender/delivery_source.h"
 #include "sender/digest_cache.h"
 #include "sender/link.h"
+#include "sender/region_source.h"
 #include "writ/sender.h"
 
 namespace writ::sender {
@@ -78,7 +79,9 @@ class DeliveryRun {
  private:
   struct Slot {
     bool busy = false;
-    bool staged = false;  // source: the link's staging slot, else the registered source
+    bool staged = false;    // source: the link's staging slot, else the registered source
+    bool gathered = false;  // source: `pieces` of registered scatter-gather regions
+    std::vector<fabric::LocalPiece> pieces;
     uint64_t request_id = 0;
     uint64_t chunk = 0;
     uint32_t window = 0;
@@ -87,6 +90,7 @@ class DeliveryRun {
   };
 
   Status ChooseSourcePath();
+  void ChooseGather();
   Status Announce();
   Status Loop();
   Status SendTransportReceiptAndCommit();
@@ -121,6 +125,7 @@ class DeliveryRun {
   uint64_t chunk_size_ = 0;
   CompletionLevel granted_level_ = CompletionLevel::kDelivery;
   fabric::MemoryRegion source_region_;  // the zero-copy source, when used
+  RegisteredRegions gather_;            // scatter-gather regions written without a copy
   std::vector<Slot> slots_;
   std::map<uint32_t, protocol::Grant> grants_;
   std::vector<std::pair<uint64_t, uint32_t>> ready_;  // (chunk, window), in grant order

@@ -67,6 +67,7 @@ class DeliverySource {
   // The region lengths of a scatter-gather source, in order; empty otherwise.
   const std::vector<uint64_t>& region_lengths() const;
   bool scatter_gather() const { return regions_ != nullptr; }
+  const RegionList* regions() const { return regions_.get(); }
 
   // A regular file's key as opened; nullopt for standard input and caller memory.
   const std::optional<FileKey>& file_key() const { return file_key_; }

@@ -47,7 +47,7 @@ Status RegionList::ForEachPiece(uint64_t offset, uint64_t length, Visit visit) c
     const uint64_t at = offset + done - starts_[i];
     if (at >= lengths_[i]) continue;
     const uint64_t n = std::min(lengths_[i] - at, length - done);
-    visit(std::span<const uint8_t>(data_[i] + at, n));
+    visit(i, at, n);
     done += n;
   }
   return Status::Ok();
@@ -55,15 +55,52 @@ Status RegionList::ForEachPiece(uint64_t offset, uint64_t length, Visit visit) c
 
 Status RegionList::Read(uint64_t offset, std::span<uint8_t> out) const {
   uint8_t* to = out.data();
-  return ForEachPiece(offset, out.size(), [&](std::span<const uint8_t> piece) {
-    std::memcpy(to, piece.data(), piece.size());
-    to += piece.size();
+  return ForEachPiece(offset, out.size(), [&](size_t region, uint64_t at, uint64_t n) {
+    std::memcpy(to, data_[region] + at, n);
+    to += n;
   });
 }
 
 Status RegionList::Fold(vocabulary::Digester& digester, uint64_t offset, uint64_t length) const {
-  return ForEachPiece(offset, length,
-                      [&](std::span<const uint8_t> piece) { digester.Update(piece); });
+  return ForEachPiece(offset, length, [&](size_t region, uint64_t at, uint64_t n) {
+    digester.Update(std::span<const uint8_t>(data_[region] + at, n));
+  });
+}
+
+void RegisteredRegions::Register(fabric::FabricPort& port, const RegionList& list,
+                                 uint64_t min_bytes) {
+  list_ = &list;
+  regions_.clear();
+  regions_.resize(list.lengths().size());
+  for (size_t i = 0; i < regions_.size(); ++i) {
+    if (list.lengths()[i] < min_bytes) continue;
+    auto region = port.Register(const_cast<uint8_t*>(list.data(i)), list.lengths()[i],
+                                fabric::Access::kLocalSource);
+    if (!region.ok()) {
+      note_ = "registering region " + std::to_string(i) + " failed (" + region.status().message() +
+              "): staged";
+      continue;
+    }
+    regions_[i] = std::move(region).value();
+    ++registered_;
+  }
+}
+
+bool RegisteredRegions::Pieces(uint64_t offset, uint64_t length, size_t max_pieces,
+                               std::vector<fabric::LocalPiece>& out) const {
+  out.clear();
+  if (registered_ == 0 || length == 0) return false;
+  bool all = true;
+  const Status walked = list_->ForEachPiece(offset, length, [&](size_t i, uint64_t at, uint64_t n) {
+    if (!regions_[i].open() || out.size() >= max_pieces) {
+      all = false;
+      return;
+    }
+    out.push_back(fabric::LocalPiece{&regions_[i], at, n});
+  });
+  if (walked.ok() && all) return true;
+  out.clear();
+  return false;
 }
 
 }  // namespace writ::sender
