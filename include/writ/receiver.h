@@ -221,6 +221,12 @@ class WRIT_EXPORT Receiver {
   // (their uncommitted bytes discarded), then Stop(). Returns within `drain` plus a few
   // seconds, unless a processing step ignores DeliveryView::stop_requested. Idempotent.
   virtual Result<ShutdownSummary> Shutdown(std::chrono::milliseconds drain) = 0;
+  // Region `k` of a retained delivery, from the store as held (not re-hashed: `writ store
+  // check` verifies): a scatter-gather delivery's k-th region (Sender::SendRegions); a plain
+  // delivery is one region, 0. kNotFound: not retained here, or no region k;
+  // kInvalidArgument: the region is longer than `max_bytes` (it is returned in memory).
+  virtual Result<std::vector<uint8_t>> ReadRegion(const std::string& id, uint64_t k,
+                                                  uint64_t max_bytes = 64ull << 20) = 0;
 };
 
 }  // namespace writ

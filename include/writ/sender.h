@@ -34,6 +34,16 @@ enum class SourcePath : uint8_t {
 // Below this, copying a delivery into staging costs less than mapping and registering it.
 inline constexpr uint64_t kZeroCopyMinBytes = 256 << 10;
 
+// One piece of a scatter-gather delivery (like a NIXL descriptor): caller memory that must
+// stay valid and unchanged until the send returns. A delivery of regions is their
+// concatenation, in order: one digest, one receipt set, one object at the receiver, read
+// back region by region (Receiver::ReadRegion, `writ store cat ID --region K`). A
+// zero-length region is kept in the table (it reads back empty); at most 65,536 regions.
+struct Region {
+  const void* address = nullptr;
+  uint64_t length = 0;
+};
+
 struct SendOptions {
   std::string to;        // the receiver's control address, "HOST:PORT"
   std::string provider;  // empty: the provider the receiver serves
@@ -181,6 +191,13 @@ class WRIT_EXPORT Sender {
   // Submit and Wait.
   DeliveryOutcome Send(const std::string& path, const DeliveryOptions& options);
   DeliveryOutcome SendBytes(std::span<const uint8_t> bytes, const DeliveryOptions& options);
+  // A scatter-gather delivery; `options.id` is required. Regions of at least
+  // kZeroCopyMinBytes are registered and written from where they lie, the rest gathered
+  // into the registered staging chunk by chunk (SourcePath::kStaging: all of them); the
+  // digest is computed in the same pass. The regions must stay valid until the handle is
+  // ready (SubmitRegions) or the call returns (SendRegions).
+  DeliveryHandle SubmitRegions(std::span<const Region> regions, const DeliveryOptions& options);
+  DeliveryOutcome SendRegions(std::span<const Region> regions, const DeliveryOptions& options);
 
   bool usable() const;
   // Ok while usable; otherwise why the session is broken.
@@ -205,6 +222,9 @@ class WRIT_EXPORT Sender {
 
 // One delivery on a session of its own: connect, send, close.
 WRIT_EXPORT DeliveryOutcome Send(const std::string& path, const SendOptions& options);
+// The same for a scatter-gather delivery (`options.id` required).
+WRIT_EXPORT DeliveryOutcome SendRegions(std::span<const Region> regions,
+                                        const SendOptions& options);
 
 WRIT_EXPORT SessionOptions SessionOptionsOf(const SendOptions& options);
 WRIT_EXPORT DeliveryOptions DeliveryOptionsOf(const SendOptions& options);

@@ -45,11 +45,23 @@ struct Peer {
   fi_addr_t address = FI_ADDR_UNSPEC;
 };
 
+// One piece of a gathered write's source: a range of a registered region.
+struct LocalPiece {
+  const MemoryRegion* region = nullptr;
+  uint64_t offset = 0;
+  uint64_t length = 0;
+};
+
+inline constexpr size_t kMaxGatherPieces = 8;
+
 struct WriteRequest {
   uint64_t request_id = 0;
   Peer peer;
   const MemoryRegion* local = nullptr;  // registered source
   uint64_t local_offset = 0;
+  // When not empty, the source instead: these pieces in order (at most the provider's
+  // iov_limit, at most kMaxGatherPieces), lengths adding up to `length`.
+  std::span<const LocalPiece> gather;
   uint64_t length = 0;
   // The peer's window. Bounds are the caller's to check: the fabric layer posts what it
   // is given, so tests can show what a provider does with a bad write.

@@ -170,7 +170,9 @@ Result<PostedWrite> FaultInjectingFabric::ForwardLocked(const WriteRequest& requ
 }
 
 Status FaultInjectingFabric::CorruptSourceLocked(WriteRequest& request) {
-  if (request.length == 0 || request.local == nullptr) return Status::Ok();
+  if (request.length == 0 || (request.local == nullptr && request.gather.empty())) {
+    return Status::Ok();
+  }
   if (corrupt_copy_.size() < request.length) {
     (void)corrupt_region_.Close();
     corrupt_copy_.assign(request.length, 0);
@@ -178,7 +180,16 @@ Status FaultInjectingFabric::CorruptSourceLocked(WriteRequest& request) {
         corrupt_region_,
         inner_->Register(corrupt_copy_.data(), corrupt_copy_.size(), Access::kLocalSource));
   }
-  std::memcpy(corrupt_copy_.data(), request.local->data() + request.local_offset, request.length);
+  if (request.gather.empty()) {
+    std::memcpy(corrupt_copy_.data(), request.local->data() + request.local_offset, request.length);
+  } else {  // a gathered source: flattened into the copy
+    uint64_t at = 0;
+    for (const LocalPiece& piece : request.gather) {
+      std::memcpy(corrupt_copy_.data() + at, piece.region->data() + piece.offset, piece.length);
+      at += piece.length;
+    }
+    request.gather = {};
+  }
   corrupt_copy_[request.length / 2] ^= 0xFF;
   request.local = &corrupt_region_;
   request.local_offset = 0;

@@ -415,14 +415,52 @@ Result<MemoryRegion> FabricNode::Register(void* buffer, size_t length, Access ac
   return region;
 }
 
-Result<PostedWrite> FabricNode::PostWrite(const WriteRequest& request) {
-  if (request.local == nullptr || !request.local->open()) {
+namespace {
+
+// A write's local source as libfabric takes it: one iovec, or the gathered pieces.
+struct LocalIov {
+  iovec iov[kMaxGatherPieces];
+  void* desc[kMaxGatherPieces];
+  size_t count = 0;
+};
+
+Status AddPiece(LocalIov& out, const MemoryRegion* region, uint64_t offset, uint64_t length) {
+  if (region == nullptr || !region->open()) {
     return Status::InvalidArgument("write needs an open registered source region");
   }
-  if (request.local_offset > request.local->length() ||
-      request.length > request.local->length() - request.local_offset) {
+  if (offset > region->length() || length > region->length() - offset) {
     return Status::InvalidArgument("write source range lies outside its registered region");
   }
+  out.iov[out.count] = iovec{region->data() + offset, length};
+  out.desc[out.count] = region->desc();
+  ++out.count;
+  return Status::Ok();
+}
+
+Status FillLocalIov(const WriteRequest& request, size_t iov_limit, LocalIov& out) {
+  if (request.gather.empty())
+    return AddPiece(out, request.local, request.local_offset, request.length);
+  if (request.gather.size() > std::min(iov_limit, kMaxGatherPieces)) {
+    return Status::InvalidArgument("a gathered write of " + std::to_string(request.gather.size()) +
+                                   " pieces exceeds the provider's iov_limit " +
+                                   std::to_string(iov_limit));
+  }
+  uint64_t total = 0;
+  for (const LocalPiece& piece : request.gather) {
+    WRIT_RETURN_IF_ERROR(AddPiece(out, piece.region, piece.offset, piece.length));
+    total += piece.length;
+  }
+  if (total != request.length) {
+    return Status::InvalidArgument("a gathered write's pieces do not add up to its length");
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
+Result<PostedWrite> FabricNode::PostWrite(const WriteRequest& request) {
+  LocalIov local;
+  WRIT_RETURN_IF_ERROR(FillLocalIov(request, provider_.iov_limit(), local));
   MutexLock lock(mu_);
   Endpoint* ep = FindLocked(request.peer.endpoint);
   if (ep == nullptr) return Status::InvalidArgument("write to an unknown endpoint");
@@ -441,14 +479,12 @@ Result<PostedWrite> FabricNode::PostWrite(const WriteRequest& request) {
   }
 
   const CompletionLevel granted = provider_.Grant(request.level);
-  iovec iov{request.local->data() + request.local_offset, request.length};
-  void* desc = request.local->desc();
   fi_rma_iov rma_iov{request.remote.base + request.remote_offset, request.length,
                      request.remote.key};
   fi_msg_rma msg{};
-  msg.msg_iov = &iov;
-  msg.desc = &desc;
-  msg.iov_count = 1;
+  msg.msg_iov = local.iov;
+  msg.desc = local.desc;
+  msg.iov_count = local.count;
   msg.addr = request.peer.address;
   msg.rma_iov = &rma_iov;
   msg.rma_iov_count = 1;

@@ -3,6 +3,7 @@
 
 #include <rdma/fabric.h>
 
+#include <algorithm>
 #include <atomic>
 #include <memory>
 #include <string>
@@ -57,6 +58,8 @@ class ProviderInfo {
   size_t cq_data_size() const { return info_->domain_attr->cq_data_size; }
   size_t max_message_size() const { return info_->ep_attr->max_msg_size; }
   size_t tx_depth() const { return info_->tx_attr->size; }
+  // Local iovecs one write may gather (tx_attr->iov_limit: 4 on tcp and shm).
+  size_t iov_limit() const { return std::max<size_t>(1, info_->tx_attr->iov_limit); }
   std::string provider_version() const;  // "tcp 117.0"
   // Does the provider itself enforce remote keys? shm's fast path does not.
   bool checks_remote_keys() const;

@@ -45,6 +45,11 @@ void Put(WireWriter& w, const Announce& m) {
   w.Bytes(m.nonce);
   w.U64(m.time_ms);
   w.Bytes(m.signature);
+  // Optional trailing field: a plain announce is encoded as before it existed.
+  if (!m.region_lengths.empty()) {
+    w.U32(static_cast<uint32_t>(m.region_lengths.size()));
+    for (uint64_t length : m.region_lengths) w.U64(length);
+  }
 }
 
 void Put(WireWriter& w, const Grant& m) {
@@ -107,6 +112,23 @@ Result<Hello> GetHello(WireReader& r) {
   return m;
 }
 
+// The announce's optional region table: a count of at least 1 (an empty table is not
+// encoded, so every announce has one encoding), believed only as far as bytes remain.
+Status GetRegionLengths(WireReader& r, std::vector<uint64_t>& out) {
+  WRIT_ASSIGN_OR_RETURN(uint32_t count, r.U32("region_count"));
+  if (count == 0) return Status::Malformed("announce.region_count: 0, an empty table is omitted");
+  if (count > r.remaining() / 8) {
+    return Status::Malformed("announce.region_lengths: truncated, " + std::to_string(count) +
+                             " regions declared, " + std::to_string(r.remaining()) + " bytes left");
+  }
+  out.reserve(count);
+  for (uint32_t i = 0; i < count; ++i) {
+    WRIT_ASSIGN_OR_RETURN(uint64_t length, r.U64("region_length"));
+    out.push_back(length);
+  }
+  return Status::Ok();
+}
+
 Result<Announce> GetAnnounce(WireReader& r) {
   Announce m;
   WRIT_ASSIGN_OR_RETURN(m.delivery_id, r.String("delivery_id"));
@@ -124,6 +146,7 @@ Result<Announce> GetAnnounce(WireReader& r) {
   WRIT_ASSIGN_OR_RETURN(m.nonce, r.Bytes("nonce"));
   WRIT_ASSIGN_OR_RETURN(m.time_ms, r.U64("time_ms"));
   WRIT_ASSIGN_OR_RETURN(m.signature, r.Bytes("signature"));
+  if (r.remaining() >= 4) WRIT_RETURN_IF_ERROR(GetRegionLengths(r, m.region_lengths));
   return m;
 }
 

@@ -11,6 +11,7 @@ struct Limits {
   uint32_t max_address_bytes = 1024;   // fabric addresses (fi_getname output)
   uint32_t max_name_bytes = 256;       // libfabric provider names ("tcp;ofi_rxm")
   uint32_t max_detail_bytes = 4096;    // human text in refuse / abort
+  uint32_t max_regions = 65536;        // an announce's region table (8 bytes each: 512 KiB)
 };
 
 }  // namespace writ::protocol

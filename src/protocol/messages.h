@@ -82,6 +82,10 @@ struct Announce {
   std::vector<uint8_t> nonce;
   uint64_t time_ms = 0;
   std::vector<uint8_t> signature;
+  // A scatter-gather delivery: the lengths of its regions, in order, summing to `bytes`
+  // (at most Limits::max_regions). Empty: a plain delivery. Optional on the wire (after
+  // `signature`, only when non-empty), and covered by the signature.
+  std::vector<uint64_t> region_lengths;
   bool operator==(const Announce&) const = default;
 };
 

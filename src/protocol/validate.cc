@@ -114,6 +114,7 @@ Status Check(const Hello& m, const Checker& c) {
 
 template <typename M>
 Status CheckSignedFields(const M& m, const Checker& c);
+Status CheckRegionLengths(const Announce& m, const Checker& c);
 
 Status Check(const Announce& m, const Checker& c) {
   WRIT_RETURN_IF_ERROR(c.Id("delivery_id", m.delivery_id));
@@ -138,7 +139,31 @@ Status Check(const Announce& m, const Checker& c) {
     return c.Fail("retention", "unknown value " + std::to_string(static_cast<int>(m.retention)));
   }
   WRIT_RETURN_IF_ERROR(c.Address("sender_fabric_address", m.sender_fabric_address.size(), true));
-  return CheckSignedFields(m, c);
+  WRIT_RETURN_IF_ERROR(CheckSignedFields(m, c));
+  return CheckRegionLengths(m, c);
+}
+
+// A scatter-gather table: bounded, and its lengths (zero-length regions allowed) sum to
+// exactly `bytes`, without wrapping.
+Status CheckRegionLengths(const Announce& m, const Checker& c) {
+  if (m.region_lengths.size() > c.limits().max_regions) {
+    return c.Fail("region_lengths", std::to_string(m.region_lengths.size()) + " regions, limit " +
+                                        std::to_string(c.limits().max_regions));
+  }
+  if (m.region_lengths.empty()) return Status::Ok();
+  uint64_t sum = 0;
+  for (uint64_t length : m.region_lengths) {
+    if (length > m.bytes - sum) {
+      return c.Fail("region_lengths", "the regions add up to more than the " +
+                                          std::to_string(m.bytes) + "-byte delivery");
+    }
+    sum += length;
+  }
+  if (sum != m.bytes) {
+    return c.Fail("region_lengths", "the regions add up to " + std::to_string(sum) +
+                                        " bytes, the delivery is " + std::to_string(m.bytes));
+  }
+  return Status::Ok();
 }
 
 // An announce's or a query's sender authentication: all four fields, or none.

@@ -102,10 +102,12 @@ Verdict StoreLookedUp(const Announce& a, const Status& lookup) {
 Verdict SameContentAsHeld(const Announce& a, const store::RetainedDelivery& held) {
   // Without an announced digest, the commit's is compared once the bytes were validated.
   const bool digest_agrees = a.digest.empty() || held.meta.digest == a.digest;
-  if (digest_agrees && held.meta.bytes == a.bytes && held.meta.rule == a.rule) {
+  // A scatter-gather delivery's region table is part of what is held (ReadRegion).
+  if (digest_agrees && held.meta.bytes == a.bytes && held.meta.rule == a.rule &&
+      held.meta.region_lengths == a.region_lengths) {
     return std::nullopt;
   }
-  // Neither its size nor its digest: they describe bytes another sender delivered.
+  // Neither its size nor its digest (nor its regions): they describe another delivery.
   return protocol::Refuse{a.delivery_id, RefuseReason::kConflictingId,
                           "delivery " + a.delivery_id + " is already retained with other content"};
 }

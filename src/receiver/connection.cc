@@ -315,7 +315,7 @@ Status Connection::BeginDelivery(const protocol::Announce& a, AdmittedDelivery a
   // The workers wake this connection's thread, through its inbox, as ranges are digested.
   auto digest = core_.digests->Open(a.rule, a.bytes, [inbox = inbox_] { inbox->Wake(); });
   store::DeliveryMeta meta{a.delivery_id, a.bytes,   a.chunk_size, a.rule,
-                           a.digest,      identity_, upgrade};
+                           a.digest,      identity_, upgrade,      a.region_lengths};
   Result<std::unique_ptr<store::PayloadWriter>> writer =
       !digest.ok() ? Result<std::unique_ptr<store::PayloadWriter>>(digest.status())
       : redelivery ? Result<std::unique_ptr<store::PayloadWriter>>(

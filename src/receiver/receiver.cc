@@ -18,6 +18,7 @@
 #include "receiver/delivery_log.h"
 #include "receiver/metrics_server.h"
 #include "receiver/out_dir.h"
+#include "receiver/read_region.h"
 #include "receiver/receiver_core.h"
 #include "receiver/receiver_start.h"
 #include "receiver/test_seams.h"
@@ -67,6 +68,10 @@ class ReceiverImpl : public Receiver {
   Status Stop() override;
   Result<ShutdownSummary> Shutdown(std::chrono::milliseconds drain) override;
   Result<RemovedDelivery> Remove(const std::string& id, bool force) override;
+  Result<std::vector<uint8_t>> ReadRegion(const std::string& id, uint64_t k,
+                                          uint64_t max_bytes) override {
+    return receiver::ReadRetainedRegion(*core_.store, id, k, max_bytes);
+  }
 
  private:
   // Removes what expired while the receiver was down, then starts the expiry sweep.

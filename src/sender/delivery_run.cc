@@ -171,11 +171,30 @@ Status DeliveryRun::ChooseSourcePath() {
                            ? "staging asked for"
                            : "smaller than " + std::to_string(kZeroCopyMinBytes) + " bytes";
   }
+  if (src.scatter_gather() && out_.delivery.bytes > 0) ChooseGather();
   // Staging serves every chunk without a registered source, and a corrupted chunk.
   if (out_.delivery.bytes > 0 && (!source_region_.open() || prepared_.corrupt_chunk)) {
     WRIT_RETURN_IF_ERROR(link_.EnsureStaging(std::min(chunk_size_, out_.delivery.bytes)));
   }
   return Status::Ok();
+}
+
+// Scatter-gather: regions of at least kZeroCopyMinBytes are registered and chunks over them
+// written from them (docs/architecture.md); everything else is gathered into staging.
+void DeliveryRun::ChooseGather() {
+  const RegionList& list = *prepared_.source->regions();
+  if (opt_.source != SourcePath::kStaging) {
+    gather_.Register(link_.node(), list, kZeroCopyMinBytes);
+  }
+  const size_t non_empty = static_cast<size_t>(
+      std::count_if(list.lengths().begin(), list.lengths().end(), [](uint64_t n) { return n; }));
+  out_.source_path = gather_.count() > 0 && gather_.count() == non_empty ? "zero-copy" : "staging";
+  out_.source_note = "scatter-gather: " + std::to_string(gather_.count()) + " of " +
+                     std::to_string(non_empty) + " regions registered (those of at least " +
+                     std::to_string(kZeroCopyMinBytes) + " bytes); chunks over at most " +
+                     std::to_string(link_.node().provider().iov_limit()) +
+                     " of them are written from them, the rest gathered into staging";
+  if (!gather_.note().empty()) out_.source_note += "; " + gather_.note();
 }
 
 Status DeliveryRun::Run() {
@@ -203,6 +222,7 @@ Status DeliveryRun::Announce() {
   announce.until = opt_.until;
   announce.retention = opt_.retention.value_or(RetentionClass::kVolatile);
   announce.sender_fabric_address = link_.local_address();
+  announce.region_lengths = prepared_.source->region_lengths();
   if (identity_) {
     // Signed for this receiver only: its id is part of the signed bytes.
     WRIT_RETURN_IF_ERROR(SignAnnounce(*identity_, link_.hello().receiver_id, announce));
@@ -433,7 +453,9 @@ Status DeliveryRun::PostReady() {
     slot.length = std::min(chunk_size_, out_.delivery.bytes - chunk * chunk_size_);
     const bool corrupt =
         prepared_.corrupt_chunk && *prepared_.corrupt_chunk == chunk && slot.length > 0;
-    slot.staged = !source_region_.open() || corrupt;
+    slot.gathered = !corrupt && gather_.Pieces(chunk * chunk_size_, slot.length,
+                                               link_.node().provider().iov_limit(), slot.pieces);
+    slot.staged = !slot.gathered && (!source_region_.open() || corrupt);
     const uint8_t* read = nullptr;
     if (slot.staged) {
       std::span<uint8_t> bytes(link_.staging_slot(i), slot.length);
@@ -464,6 +486,8 @@ Status DeliveryRun::Post(WriteSlot& slot, size_t index) {
   if (slot.staged) {
     req.local = &link_.staging_region();
     req.local_offset = link_.staging_offset(index);
+  } else if (slot.gathered) {
+    req.gather = slot.pieces;
   } else {
     req.local = &source_region_;
     req.local_offset = slot.chunk * chunk_size_;

@@ -18,6 +18,7 @@
 #include "sender/delivery_source.h"
 #include "sender/digest_cache.h"
 #include "sender/link.h"
+#include "sender/region_source.h"
 #include "writ/sender.h"
 
 namespace writ::sender {
@@ -107,6 +108,7 @@ class DeliveryRun {
 
  private:
   Status ChooseSourcePath();
+  void ChooseGather();
   Status Announce();
   Status Loop();
   Status SendTransportReceiptAndCommit();
@@ -137,6 +139,7 @@ class DeliveryRun {
   uint64_t chunk_size_ = 0;
   CompletionLevel granted_level_ = CompletionLevel::kDelivery;
   fabric::MemoryRegion source_region_;  // the zero-copy source, when used
+  RegisteredRegions gather_;            // scatter-gather regions written without a copy
   std::map<uint32_t, protocol::Grant> grants_;
   std::vector<std::pair<uint64_t, uint32_t>> ready_;  // (chunk, window), in grant order
   size_t ready_next_ = 0;

@@ -91,6 +91,7 @@ Result<FileKey> DeliverySource::CurrentKey() const {
 }
 
 Status DeliverySource::Fold(vocabulary::Digester& digester, uint64_t offset, uint64_t length) {
+  if (regions_) return regions_->Fold(digester, offset, length);
   if (fd_ < 0) {  // caller memory
     if (offset > mapped_.size() || length > mapped_.size() - offset) {
       return Status::InvalidArgument("digest past the end of the delivery");
@@ -115,6 +116,17 @@ DeliverySource DeliverySource::FromBytes(std::span<const uint8_t> bytes, std::st
   return source;
 }
 
+DeliverySource DeliverySource::FromRegions(RegionList regions, std::string name) {
+  DeliverySource source(-1, regions.size(), std::move(name), false);
+  source.regions_ = std::make_shared<const RegionList>(std::move(regions));
+  return source;
+}
+
+const std::vector<uint64_t>& DeliverySource::region_lengths() const {
+  static const std::vector<uint64_t> kNone;
+  return regions_ ? regions_->lengths() : kNone;
+}
+
 DeliverySource::DeliverySource(DeliverySource&& other) noexcept
     : fd_(std::exchange(other.fd_, -1)),
       size_(other.size_),
@@ -123,7 +135,8 @@ DeliverySource::DeliverySource(DeliverySource&& other) noexcept
       owns_mapping_(std::exchange(other.owns_mapping_, false)),
       mapped_(std::exchange(other.mapped_, {})),
       file_key_(other.file_key_),
-      fold_block_(std::move(other.fold_block_)) {}
+      fold_block_(std::move(other.fold_block_)),
+      regions_(std::move(other.regions_)) {}
 
 DeliverySource::~DeliverySource() {
   if (owns_mapping_) munmap(const_cast<uint8_t*>(mapped_.data()), mapped_.size());
@@ -154,6 +167,7 @@ void DeliverySource::Release(uint64_t offset, uint64_t length) const {
 }
 
 Status DeliverySource::Read(uint64_t offset, std::span<uint8_t> out) const {
+  if (regions_) return regions_->Read(offset, out);
   if (fd_ < 0) {  // caller memory
     if (offset > mapped_.size() || out.size() > mapped_.size() - offset) {
       return Status::InvalidArgument("read past the end of the delivery");
@@ -177,6 +191,10 @@ Status DeliverySource::Read(uint64_t offset, std::span<uint8_t> out) const {
 
 Result<std::vector<uint8_t>> DeliverySource::Digest(Rule rule) const {
   WRIT_ASSIGN_OR_RETURN(auto digester, vocabulary::Digester::Create(rule));
+  if (regions_) {
+    WRIT_RETURN_IF_ERROR(regions_->Fold(*digester, 0, size_));
+    return digester->Finish();
+  }
   if (fd_ < 0) {
     digester->Update(mapped_);
     return digester->Finish();

@@ -4,12 +4,14 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <span>
 #include <string>
 #include <vector>
 
 #include "common/io_buffer.h"
+#include "sender/region_source.h"
 #include "vocabulary/digest.h"
 #include "writ/status.h"
 #include "writ/types.h"
@@ -33,6 +35,9 @@ class DeliverySource {
   static Result<DeliverySource> Open(const std::string& path);
   // Caller memory, which must outlive the source; it counts as mapped.
   static DeliverySource FromBytes(std::span<const uint8_t> bytes, std::string name);
+  // Scatter-gather: the concatenation of caller regions, which must outlive the source.
+  // Never mapped: chunks are gathered into staging (docs/architecture.md says why).
+  static DeliverySource FromRegions(RegionList regions, std::string name);
   DeliverySource(DeliverySource&& other) noexcept;
   DeliverySource& operator=(DeliverySource&&) = delete;
   ~DeliverySource();
@@ -59,6 +64,11 @@ class DeliverySource {
   // pread into a cache-sized block (never through the mapping: see Read).
   Status Fold(vocabulary::Digester& digester, uint64_t offset, uint64_t length);
 
+  // The region lengths of a scatter-gather source, in order; empty otherwise.
+  const std::vector<uint64_t>& region_lengths() const;
+  bool scatter_gather() const { return regions_ != nullptr; }
+  const RegionList* regions() const { return regions_.get(); }
+
   // A regular file's key as opened; nullopt for standard input and caller memory.
   const std::optional<FileKey>& file_key() const { return file_key_; }
   // The file's key now (fstat of the open descriptor).
@@ -76,7 +86,8 @@ class DeliverySource {
   bool owns_mapping_ = false;
   std::span<const uint8_t> mapped_;
   std::optional<FileKey> file_key_;
-  IoBuffer fold_block_;  // allocated on the first Fold of a file
+  IoBuffer fold_block_;                        // allocated on the first Fold of a file
+  std::shared_ptr<const RegionList> regions_;  // scatter-gather caller memory
 };
 
 }  // namespace writ::sender

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "fabric/fabric_port.h"
 #include "fabric/memory_region.h"
@@ -22,6 +23,8 @@ namespace writ::sender {
 struct WriteSlot {
   const void* owner = nullptr;  // the delivery writing through it; null: free
   bool staged = false;          // source: the staging slot, else the registered source
+  bool gathered = false;        // source: `pieces` of registered scatter-gather regions
+  std::vector<fabric::LocalPiece> pieces;
   uint64_t request_id = 0;
   uint64_t chunk = 0;
   uint32_t window = 0;

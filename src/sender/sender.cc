@@ -131,6 +131,30 @@ uint64_t Sender::deliveries() const { return impl_->deliveries_.load(); }
 uint32_t Sender::max_in_flight() const { return impl_->session_->max_in_flight(); }
 Status Sender::Close() { return impl_->session_->Close(); }
 
+DeliveryHandle Sender::SubmitRegions(std::span<const Region> regions,
+                                     const DeliveryOptions& options) {
+  auto sub = std::make_unique<Submission>();
+  sub->options = options;
+  sub->out.status = sender::CheckDeliveryOptions(options);
+  if (sub->out.status.ok() && options.id.empty()) {
+    sub->out.status = Status::InvalidArgument("SendRegions needs a delivery id");
+  }
+  if (sub->out.status.ok()) {
+    auto list = sender::RegionList::Of(regions);
+    sub->out.status = list.ok() ? sender::Prepare(DeliverySource::FromRegions(
+                                                      std::move(list).value(), options.id),
+                                                  sub->options, nullptr, sub->out, sub->prepared)
+                                : list.status();
+  }
+  if (!sub->out.status.ok()) return Impl::Failed(std::move(sub));
+  return impl_->Submit(std::move(sub));
+}
+
+DeliveryOutcome Sender::SendRegions(std::span<const Region> regions,
+                                    const DeliveryOptions& options) {
+  return SubmitRegions(regions, options).Wait();
+}
+
 SessionOptions SessionOptionsOf(const SendOptions& o) {
   SessionOptions s;
   s.to = o.to;

@@ -311,6 +311,7 @@ IndexRow DurableWriter::RowFor(const std::vector<std::string>& receipts) const {
   row.sender = meta_.sender;
   row.held_until_ms = held_until_;
   row.supersedes_weaker = meta_.supersedes_weaker;
+  row.region_lengths = meta_.region_lengths;
   return row;
 }
 
@@ -704,7 +705,8 @@ Result<std::optional<RetainedDelivery>> DurableStore::Lookup(const std::string& 
   WRIT_ASSIGN_OR_RETURN(auto row, Find(id));
   if (!row) return std::optional<RetainedDelivery>();
   RetainedDelivery d;
-  d.meta = DeliveryMeta{row->id, row->bytes, row->chunk_size, row->rule, row->digest, row->sender};
+  d.meta = DeliveryMeta{row->id,     row->bytes,  row->chunk_size,    row->rule,
+                        row->digest, row->sender, false,               row->region_lengths};
   d.retention = row->retention;
   d.receipts = row->receipts;
   d.held_until_ms = row->held_until_ms;

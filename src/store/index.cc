@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "common/hex.h"
+#include "store/regions.h"
 #include "vocabulary/digest.h"
 #include "writ/vocabulary.h"
 
@@ -290,6 +291,7 @@ Result<std::unique_ptr<Index>> Index::Open(const std::string& path, Env* env, bo
     }
     index->has_sender_ = index->HasColumn("sender");
     index->has_held_until_ = index->HasColumn("held_until_ms");
+    index->has_regions_ = index->HasColumn("regions");
     return index;
   }
   WRIT_RETURN_IF_ERROR(index->CreateSchema());
@@ -332,6 +334,12 @@ Status Index::CreateSchema() {
   WRIT_RETURN_IF_ERROR(
       Exec("CREATE INDEX IF NOT EXISTS deliveries_held_until ON deliveries(held_until_ms)"
            " WHERE held_until_ms > 0"));
+  // Added later: a scatter-gather delivery's region lengths ("4096,0,8192"; '' for plain).
+  if (!HasColumn("regions")) {
+    WRIT_RETURN_IF_ERROR(
+        Exec("ALTER TABLE deliveries ADD COLUMN regions TEXT NOT NULL DEFAULT ''"));
+  }
+  has_regions_ = true;
   return Status::Ok();
 }
 
@@ -415,13 +423,14 @@ class Stmt {
   int rc_ = SQLITE_OK;
 };
 
-// An index opened read-only from before the sender or held_until_ms column reads '' or 0.
-std::string SelectRows(bool has_sender, bool has_held_until) {
+// An index opened read-only from before the sender, held_until_ms or regions column reads
+// '', 0 or '' for it.
+std::string SelectRows(bool has_sender, bool has_held_until, bool has_regions) {
   return std::string(
              "SELECT id, bytes, chunk_size, rule, digest, retention, location, receipts, state, "
              "committed_at, ") +
-         (has_sender ? "sender" : "''") + ", " + (has_held_until ? "held_until_ms" : "0") +
-         " FROM deliveries";
+         (has_sender ? "sender" : "''") + ", " + (has_held_until ? "held_until_ms" : "0") + ", " +
+         (has_regions ? "regions" : "''") + " FROM deliveries";
 }
 
 Result<IndexRow> RowFrom(Stmt& st) {
@@ -450,6 +459,7 @@ Result<IndexRow> RowFrom(Stmt& st) {
   row.committed_at = st.Col(9);
   row.sender = st.Col(10);
   row.held_until_ms = st.ColInt(11);
+  WRIT_ASSIGN_OR_RETURN(row.region_lengths, DecodeRegionLengths(st.Col(12)));
   return row;
 }
 
@@ -463,7 +473,7 @@ std::string ReceiptsJson(const std::vector<std::string>& receipts) {
 
 Result<std::optional<IndexRow>> Index::Get(const std::string& id) {
   MutexLock lock(mu_);
-  Stmt st(db_, (SelectRows(has_sender_, has_held_until_) + " WHERE id = ?1").c_str());
+  Stmt st(db_, (SelectRows(has_sender_, has_held_until_, has_regions_) + " WHERE id = ?1").c_str());
   if (st.prepared() != SQLITE_OK) return Fail("select", st.prepared());
   st.Text(1, id);
   const int rc = sqlite3_step(st.get());
@@ -476,7 +486,9 @@ Result<std::optional<IndexRow>> Index::Get(const std::string& id) {
 
 Result<std::vector<IndexRow>> Index::All() {
   MutexLock lock(mu_);
-  Stmt st(db_, (SelectRows(has_sender_, has_held_until_) + " ORDER BY committed_at, id").c_str());
+  Stmt st(db_,
+          (SelectRows(has_sender_, has_held_until_, has_regions_) + " ORDER BY committed_at, id")
+              .c_str());
   if (st.prepared() != SQLITE_OK) return Fail("select", st.prepared());
   std::vector<IndexRow> rows;
   for (;;) {
@@ -546,8 +558,8 @@ Status Index::Insert(const IndexRow& row, IndexSync mode, IndexCommit* commit,
     }
     Stmt st(db_,
             "INSERT OR REPLACE INTO deliveries (id, bytes, chunk_size, rule, digest, retention, "
-            "location, receipts, state, committed_at, sender, held_until_ms)"
-            " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)");
+            "location, receipts, state, committed_at, sender, held_until_ms, regions)"
+            " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)");
     if (st.prepared() != SQLITE_OK) return Fail("insert", st.prepared());
     st.Text(1, row.id);
     st.Int(2, row.bytes);
@@ -561,6 +573,7 @@ Status Index::Insert(const IndexRow& row, IndexSync mode, IndexCommit* commit,
     st.Text(10, row.committed_at);
     st.Text(11, row.sender);
     st.Int(12, row.held_until_ms);
+    st.Text(13, EncodeRegionLengths(row.region_lengths));
     const int rc = sqlite3_step(st.get());
     if (rc != SQLITE_DONE) return Fail("insert", rc);
     return Status::Ok();

@@ -54,6 +54,7 @@ struct IndexRow {
   uint64_t held_until_ms = 0;  // its time-to-live ends then (Unix ms); 0: none promised
   // Not a column: Insert may replace a receipted row of the same digest in a weaker class.
   bool supersedes_weaker = false;
+  std::vector<uint64_t> region_lengths;  // a scatter-gather delivery's regions; empty: plain
 };
 
 enum class IndexSync { kNormal, kFull };
@@ -126,6 +127,7 @@ class Index {
   std::atomic<uint64_t> sync_failures_{0};
   bool has_sender_ GUARDED_BY(mu_) = false;  // the index has the sender column (older ones do not)
   bool has_held_until_ GUARDED_BY(mu_) = false;  // the index has the held_until_ms column
+  bool has_regions_ GUARDED_BY(mu_) = false;     // and the regions column
 };
 
 std::string RowStateName(RowState state);

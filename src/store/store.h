@@ -31,6 +31,8 @@ struct DeliveryMeta {
   // copy, once retained in the stronger class, takes the place of that one (docs/retention.md,
   // "Upgrading a retained delivery").
   bool supersedes_weaker = false;
+  // A scatter-gather delivery's region lengths, in order (store/regions.h); empty: plain.
+  std::vector<uint64_t> region_lengths;
 };
 
 // What the store did to reach its class: the retention receipt's acknowledged point

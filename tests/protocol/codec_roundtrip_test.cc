@@ -64,6 +64,7 @@ TEST(CodecRoundTrip, GoldenAnnounce) {
              {},
              {},
              0,
+             {},
              {}};
   const std::vector<uint8_t> expected = {'W', 'R', 'I', 'T', 3,    0,    2,    0,
                                          56,  0,   0,   0,         // header, 56-byte payload

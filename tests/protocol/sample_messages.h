@@ -29,7 +29,8 @@ inline Announce SampleAnnounce() {
                   Bytes(32, 0x20),
                   Bytes(16, 0x30),
                   1764400000000,
-                  Bytes(64, 0x40)};
+                  Bytes(64, 0x40),
+                  {}};
 }
 
 inline Grant SampleGrant() {

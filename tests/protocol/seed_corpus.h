@@ -23,6 +23,9 @@ inline std::vector<std::pair<std::string, std::vector<uint8_t>>> SeedCorpus() {
   sha.digest = Bytes(32, 3);
   sha.sender_fabric_address.clear();
   seeds.emplace_back("valid-announce-sha256", Encode(sha));
+  Announce regions = SampleAnnounce();  // scatter-gather: 8 MiB + 0 + 16 MiB
+  regions.region_lengths = {8388608, 0, 16777216};
+  seeds.emplace_back("valid-announce-regions", Encode(regions));
   seeds.emplace_back("valid-refuse-connection", Encode(Refuse{"", RefuseReason::kAuth, ""}));
 
   std::vector<uint8_t> cut = Encode(SampleAnnounce());
@@ -40,6 +43,8 @@ inline std::vector<std::pair<std::string, std::vector<uint8_t>>> SeedCorpus() {
   Announce short_digest = SampleAnnounce();
   short_digest.digest.resize(15);
   seeds.emplace_back("reject-digest-length", Encode(short_digest));
+  regions.region_lengths.back() -= 1;
+  seeds.emplace_back("reject-region-sum", Encode(regions));
   seeds.emplace_back("reject-receipt-not-object", Encode(Receipt{"RC-233", "[1,2,3]"}));
   std::vector<uint8_t> no_receipts = PayloadOf(Encode(SampleReceipts()));
   no_receipts.resize(4);

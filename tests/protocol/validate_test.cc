@@ -264,5 +264,44 @@ TEST(Validate, ReceiptsHoldOneToSixtyFourValidReceipts) {
   EXPECT_TRUE(Validate(Receipts{std::vector<Receipt>(64, Receipt{"id", "{}"})}, Limits{}).ok());
 }
 
+// A scatter-gather announce's region table: bounded, summing to exactly `bytes`.
+TEST(Validate, RegionLengthsMustAddUpToTheDelivery) {
+  Announce a = SampleAnnounce();  // 25165824 bytes
+  a.region_lengths = {8388608, 0, 16777216};
+  EXPECT_TRUE(Validate(a, Limits{}).ok());
+  auto decoded = DecodeFrame(Encode(a), Limits{});
+  ASSERT_TRUE(decoded.ok()) << decoded.status().ToString();
+  EXPECT_EQ(std::get<Announce>(*decoded).region_lengths, a.region_lengths);
+  a.region_lengths = {8388608, 16777215};
+  ExpectInvalid(a,
+                "announce.region_lengths: the regions add up to 25165823 bytes, the "
+                "delivery is 25165824");
+  a.region_lengths = {25165824, 1};
+  ExpectInvalid(a, "announce.region_lengths: the regions add up to more than the");
+  a.region_lengths = {UINT64_MAX, 2};  // a sum that would wrap
+  ExpectInvalid(a, "announce.region_lengths: the regions add up to more than the");
+}
+
+TEST(Validate, AnOversizeRegionTableIsRefused) {
+  Announce a = SampleAnnounce();
+  Limits limits;
+  limits.max_regions = 4;
+  a.region_lengths = {25165824 - 4, 1, 1, 1, 1};
+  ExpectInvalid(a, "announce.region_lengths: 5 regions, limit 4", limits);
+  a.region_lengths.pop_back();
+  a.region_lengths[0] += 1;
+  EXPECT_TRUE(Validate(a, limits).ok());
+}
+
+TEST(Validate, AnEmptyRegionTableOnTheWireIsMalformed) {
+  std::vector<uint8_t> payload = testing::PayloadOf(Encode(SampleAnnounce()));
+  payload.insert(payload.end(), 4, 0);  // region_count 0
+  EXPECT_ERROR(DecodeFrame(testing::RawFrame(2, payload), Limits{}), ErrorCode::kMalformed,
+               "announce.region_count: 0");
+  payload.back() = 0x10;  // 2^28 regions declared, none present: refused before any allocation
+  EXPECT_ERROR(DecodeFrame(testing::RawFrame(2, payload), Limits{}), ErrorCode::kMalformed,
+               "announce.region_lengths: truncated");
+}
+
 }  // namespace
 }  // namespace writ::protocol

@@ -30,7 +30,8 @@ inline DeliveryMeta MetaFor(const std::string& id, const std::vector<uint8_t>& b
   auto digest = vocabulary::DigestOf(rule, bytes);
   EXPECT_TRUE(digest.ok());
   return DeliveryMeta{
-      id, bytes.size(), chunk, rule, digest.ok() ? *digest : std::vector<uint8_t>{}, /*sender=*/""};
+      id, bytes.size(), chunk, rule, digest.ok() ? *digest : std::vector<uint8_t>{}, /*sender=*/"",
+      /*supersedes_weaker=*/false, {}};
 }
 
 // What a receiver does: Begin, Write chunk by chunk, Commit, AppendReceipt.

@@ -26,7 +26,8 @@ protocol::Announce AnnounceOf(const std::string& id) {
 
 store::RetainedDelivery HeldLike(const protocol::Announce& a) {
   store::RetainedDelivery held;
-  held.meta = store::DeliveryMeta{a.delivery_id, a.bytes, a.chunk_size, a.rule, a.digest, ""};
+  held.meta = store::DeliveryMeta{a.delivery_id, a.bytes, a.chunk_size,    a.rule,
+                                  a.digest,      "",      false,           a.region_lengths};
   held.retention = a.retention;
   return held;
 }
@@ -127,6 +128,13 @@ TEST(AdmissionCheck, AnIdAlreadyHeldMustMatchItsContentAndAStrongerClassUpgrades
   EXPECT_FALSE(admission::SameContentAsHeld(unknown, held));
   unknown.bytes += 1;
   EXPECT_TRUE(admission::SameContentAsHeld(unknown, held));
+  protocol::Announce regions = a;  // the same bytes cut into other regions: another object
+  regions.region_lengths = {a.bytes};
+  held = HeldLike(a);
+  EXPECT_TRUE(admission::SameContentAsHeld(regions, held));
+  held = HeldLike(regions);
+  EXPECT_FALSE(admission::SameContentAsHeld(regions, held));
+  EXPECT_TRUE(admission::SameContentAsHeld(a, held));
   held = HeldLike(a);
   held.retention = RetentionClass::kVolatile;
   EXPECT_TRUE(admission::UpgradesHeld(a, held));  // volatile held, process-restart asked

@@ -6,6 +6,7 @@
 // while a serve or another writing command holds it.
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <iostream>
@@ -20,6 +21,7 @@
 #include "store/dir_lock.h"
 #include "store/durable_store.h"
 #include "store/quarantine.h"
+#include "store/regions.h"
 #include "vocabulary/digest.h"
 #include "writ/receipt.h"
 #include "writ/vocabulary.h"
@@ -36,6 +38,7 @@ struct StoreFlags {
   std::vector<std::string> names;  // quarantine purge: which files (none: all)
   bool json = false;
   bool force = false;  // rm: even before the time its receipt promised
+  int64_t region = -1;  // cat: only this region of a scatter-gather delivery (-1: all)
 };
 
 Result<std::unique_ptr<store::DurableStore>> OpenReadOnly(const std::string& dir) {
@@ -61,6 +64,13 @@ json RowJson(const store::IndexRow& row) {
               {"receipts", row.receipts.size()}};
 }
 
+// Adds the region count of a scatter-gather delivery to its `ls --json` entry.
+json LsJson(const store::IndexRow& row) {
+  json entry = RowJson(row);
+  if (!row.region_lengths.empty()) entry["regions"] = row.region_lengths.size();
+  return entry;
+}
+
 int RunLs(const StoreFlags& f) {
   auto store = OpenReadOnly(f.data);
   if (!store.ok()) return ReportError(store.status());
@@ -68,7 +78,7 @@ int RunLs(const StoreFlags& f) {
   if (!rows.ok()) return ReportError(rows.status());
   if (f.json) {
     json out{{"data", (*store)->dir()}, {"deliveries", json::array()}};
-    for (const auto& row : *rows) out["deliveries"].push_back(RowJson(row));
+    for (const auto& row : *rows) out["deliveries"].push_back(LsJson(row));
     std::cout << out.dump(2) << std::endl;
     return kExitOk;
   }
@@ -99,9 +109,22 @@ int RunCat(const StoreFlags& f) {
   auto row = (*store)->Find(f.id);
   if (!row.ok()) return ReportError(row.status());
   if (!*row) return ReportError(Status::NotFound(f.id + " is not retained in " + (*store)->dir()));
+  // --region K: the whole payload is still streamed and re-hashed; only K's bytes go out.
+  store::ByteRange out{0, (*row)->bytes};
+  if (f.region >= 0) {
+    auto range =
+        store::RegionRange((*row)->region_lengths, (*row)->bytes, static_cast<uint64_t>(f.region));
+    if (!range.ok()) return ReportError(range.status().Annotate("store cat " + f.id));
+    out = *range;
+  }
   bool sink_failed = false;
+  uint64_t at = 0;  // offset of `bytes` in the payload
   Status streamed = (*store)->Stream(**row, [&](std::span<const uint8_t> bytes) {
-    Status s = WriteAll(STDOUT_FILENO, bytes);
+    const uint64_t begin = std::max(at, out.offset);
+    const uint64_t end = std::min(at + bytes.size(), out.offset + out.length);
+    Status s = begin < end ? WriteAll(STDOUT_FILENO, bytes.subspan(begin - at, end - begin))
+                           : Status::Ok();
+    at += bytes.size();
     sink_failed = !s.ok();
     return s;
   });
@@ -359,6 +382,11 @@ void RegisterStore(CLI::App& app, CommandContext& ctx) {
       "Write one retained delivery's bytes to stdout (exit 5 if they do not match its digest)");
   cat_cmd->add_option("ID", cat->id, "delivery id")->required();
   cat_cmd->add_option("--data", cat->data, "the receiver's data directory")->required();
+  cat_cmd
+      ->add_option("--region", cat->region,
+                   "only region K (from 0) of a scatter-gather delivery; the whole delivery "
+                   "is still re-hashed")
+      ->check(CLI::NonNegativeNumber);
   cat_cmd->callback([cat, &ctx] { ctx.exit_code = RunCat(*cat); });
 
   auto check = std::make_shared<StoreFlags>();

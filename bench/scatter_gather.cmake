@@ -1,0 +1,2 @@
+add_executable(scatter_gather_bench ${CMAKE_CURRENT_SOURCE_DIR}/scatter_gather_bench.cc)
+target_link_libraries(scatter_gather_bench PRIVATE writ_sender nlohmann_json::nlohmann_json)
