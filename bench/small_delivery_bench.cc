@@ -115,10 +115,9 @@ bool InFlight(const std::string& to, const std::string& file, int count, uint32_
 }  // namespace
 
 int main(int argc, char** argv) {
-  std::map<std::string, std::string> flags = {{"--count", "200"},   {"--mode", "both"},
-                                              {"--big-count", "3"}, {"--chunk-size", "8388608"},
-                                              {"--source", "auto"}, {"--poll", "block"},
-                                              {"--in-flight", "64"}};
+  std::map<std::string, std::string> flags = {
+      {"--count", "200"},   {"--mode", "both"},  {"--big-count", "3"}, {"--chunk-size", "8388608"},
+      {"--source", "auto"}, {"--poll", "block"}, {"--in-flight", "64"}};
   bool as_json = false;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];

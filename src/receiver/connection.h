@@ -89,8 +89,7 @@ class Connection {
   Status GrantOne(const std::string& id, const WindowPool::Window& window, uint16_t tag,
                   Reservation slot);
   Status Finish(const std::string& id);
-  Status Process(InProgress& p, const protocol::Announce& a, const DeliveryRef& ref,
-                 bool& refused);
+  Status Process(InProgress& p, const protocol::Announce& a, const DeliveryRef& ref, bool& refused);
   Status AnswerFromStore(const protocol::Announce& announce);
   Status CheckUpgradeContent(const protocol::Announce& announce);
   // ReceiverOptions::out_dir: the validated bytes, then the receipts, as files (out_dir.h);
@@ -138,7 +137,7 @@ class Connection {
   // Deliveries in progress, by id; an id is in progress on one connection at a time.
   std::map<std::string, InProgress> deliveries_;
   std::map<uint16_t, std::string> tag_owner_;  // notification tag -> its delivery
-  ReceiptOutbox outbox_;  // signed, not yet sent
+  ReceiptOutbox outbox_;                       // signed, not yet sent
   std::vector<uint32_t> notifications_;
   std::atomic<bool> finished_{false};
   bool peer_gone_ = false;  // the sender closed after committing

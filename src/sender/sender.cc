@@ -141,10 +141,11 @@ DeliveryHandle Sender::SubmitRegions(std::span<const Region> regions,
   }
   if (sub->out.status.ok()) {
     auto list = sender::RegionList::Of(regions);
-    sub->out.status = list.ok() ? sender::Prepare(DeliverySource::FromRegions(
-                                                      std::move(list).value(), options.id),
-                                                  sub->options, nullptr, sub->out, sub->prepared)
-                                : list.status();
+    sub->out.status =
+        list.ok()
+            ? sender::Prepare(DeliverySource::FromRegions(std::move(list).value(), options.id),
+                              sub->options, nullptr, sub->out, sub->prepared)
+            : list.status();
   }
   if (!sub->out.status.ok()) return Impl::Failed(std::move(sub));
   return impl_->Submit(std::move(sub));

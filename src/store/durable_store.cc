@@ -705,8 +705,8 @@ Result<std::optional<RetainedDelivery>> DurableStore::Lookup(const std::string& 
   WRIT_ASSIGN_OR_RETURN(auto row, Find(id));
   if (!row) return std::optional<RetainedDelivery>();
   RetainedDelivery d;
-  d.meta = DeliveryMeta{row->id,     row->bytes,  row->chunk_size,    row->rule,
-                        row->digest, row->sender, false,               row->region_lengths};
+  d.meta = DeliveryMeta{row->id,     row->bytes,  row->chunk_size, row->rule,
+                        row->digest, row->sender, false,           row->region_lengths};
   d.retention = row->retention;
   d.receipts = row->receipts;
   d.held_until_ms = row->held_until_ms;

@@ -29,9 +29,14 @@ inline DeliveryMeta MetaFor(const std::string& id, const std::vector<uint8_t>& b
                             uint64_t chunk = 4096, Rule rule = Rule::kXxh3_128) {
   auto digest = vocabulary::DigestOf(rule, bytes);
   EXPECT_TRUE(digest.ok());
-  return DeliveryMeta{
-      id, bytes.size(), chunk, rule, digest.ok() ? *digest : std::vector<uint8_t>{}, /*sender=*/"",
-      /*supersedes_weaker=*/false, {}};
+  return DeliveryMeta{id,
+                      bytes.size(),
+                      chunk,
+                      rule,
+                      digest.ok() ? *digest : std::vector<uint8_t>{},
+                      /*sender=*/"",
+                      /*supersedes_weaker=*/false,
+                      {}};
 }
 
 // What a receiver does: Begin, Write chunk by chunk, Commit, AppendReceipt.

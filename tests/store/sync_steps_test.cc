@@ -64,7 +64,8 @@ SyncSteps PowerLossSteps() {
   return s;
 }
 
-const DeliveryMeta kMeta{"d-1", 12305, 4096, Rule::kCrc32c, {0xab, 0xcd, 0xef, 0x01}, "", false, {}};
+const DeliveryMeta kMeta{"d-1", 12305, 4096, Rule::kCrc32c, {0xab, 0xcd, 0xef, 0x01},
+                         "",    false, {}};
 const StorePlace kPlace{"/srv/writ", "ext4 (statfs f_type 0xef53)"};
 
 TEST(SyncSteps, PowerLossEvidenceTellsEveryStepInOrder) {

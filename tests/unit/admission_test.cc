@@ -26,8 +26,8 @@ protocol::Announce AnnounceOf(const std::string& id) {
 
 store::RetainedDelivery HeldLike(const protocol::Announce& a) {
   store::RetainedDelivery held;
-  held.meta = store::DeliveryMeta{a.delivery_id, a.bytes, a.chunk_size,    a.rule,
-                                  a.digest,      "",      false,           a.region_lengths};
+  held.meta = store::DeliveryMeta{a.delivery_id, a.bytes, a.chunk_size, a.rule,
+                                  a.digest,      "",      false,        a.region_lengths};
   held.retention = a.retention;
   return held;
 }

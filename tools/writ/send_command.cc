@@ -137,11 +137,10 @@ DeliveryOutcome SendTimed(const SendFlags& flags, const std::string& file, SendO
     timing.bytes_written = done;
     if (draw) bar->Update(done, total);
   };
-  DeliveryOutcome outcome =
-      flags.corrupt_chunk >= 0
-          ? sender::TestSeams::SendCorrupting(file, options,
-                                              static_cast<uint64_t>(flags.corrupt_chunk))
-          : Send(file, options);
+  DeliveryOutcome outcome = flags.corrupt_chunk >= 0
+                                ? sender::TestSeams::SendCorrupting(
+                                      file, options, static_cast<uint64_t>(flags.corrupt_chunk))
+                                : Send(file, options);
   bar->Finish();
   timing.elapsed_s = std::chrono::duration<double>(ProgressBar::Clock::now() - start).count();
   return outcome;

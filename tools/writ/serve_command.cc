@@ -14,8 +14,8 @@
 #include "common/thread.h"
 #include "protocol/control_channel.h"
 #include "receiver/test_seams.h"
-#include "store/lifecycle.h"
 #include "serve_log.h"
+#include "store/lifecycle.h"
 #include "writ/receiver.h"
 #include "writ/vocabulary.h"
 
@@ -55,7 +55,7 @@ struct ServeFlags {
   std::string log_format = "text";
   bool quiet = false;
   std::string metrics;  // HOST:PORT for GET /metrics
-  std::string exec;  // --exec: the processing command
+  std::string exec;     // --exec: the processing command
   std::string exec_timeout = "60s";
   uint32_t exec_concurrency = 2;
 };
@@ -357,6 +357,31 @@ void AddLimitOptions(CLI::App& app, ServeFlags& flags) {
       ->capture_default_str();
 }
 
+// Running it for months: the processing command, logs and metrics.
+void AddOperationOptions(CLI::App* cmd, ServeFlags* flags) {
+  cmd->add_option("--exec", flags->exec,
+                  "processing command, run by /bin/sh -c for each delivery sent --until processed: "
+                  "the delivery on its stdin, WRIT_DELIVERY_ID, WRIT_BYTES, WRIT_RULE and "
+                  "WRIT_DIGEST in its environment; exit 0 is the processed rung");
+  cmd->add_option("--exec-timeout", flags->exec_timeout,
+                  "with --exec: a command still running after this is killed (its whole process "
+                  "group) and the delivery refused")
+      ->capture_default_str();
+  cmd->add_option("--exec-concurrency", flags->exec_concurrency,
+                  "with --exec: commands running at once (other deliveries wait for one)")
+      ->capture_default_str();
+  cmd->add_option("--metrics", flags->metrics,
+                  "HOST:PORT to serve Prometheus metrics at GET /metrics (port 0: any free "
+                  "port; the serve prints the address)");
+  cmd->add_option("--log-format", flags->log_format,
+                  "text: 'writ: ...' lines; json: one JSON object a line (ts, level, event, "
+                  "message and the event's fields)")
+      ->check(CLI::IsMember({"text", "json"}))
+      ->capture_default_str();
+  cmd->add_flag("--quiet", flags->quiet,
+                "log only warnings and errors (the ready lines on stdout still appear)");
+}
+
 void RegisterServe(CLI::App& app, CommandContext& ctx) {
   auto flags = std::make_shared<ServeFlags>();
   CLI::App* cmd = app.add_subcommand("serve", "Run a receiver until SIGTERM/SIGINT");
@@ -413,29 +438,9 @@ void RegisterServe(CLI::App& app, CommandContext& ctx) {
   cmd->add_option("--test-store-faults", flags->test_store_faults,
                   "OP@N=ERR,...: see src/store/fault_env.h")
       ->group("");
-  cmd->add_option("--exec", flags->exec,
-                  "processing command, run by /bin/sh -c for each delivery sent --until processed: "
-                  "the delivery on its stdin, WRIT_DELIVERY_ID, WRIT_BYTES, WRIT_RULE and "
-                  "WRIT_DIGEST in its environment; exit 0 is the processed rung");
-  cmd->add_option("--exec-timeout", flags->exec_timeout,
-                  "with --exec: a command still running after this is killed (its whole process "
-                  "group) and the delivery refused")
-      ->capture_default_str();
-  cmd->add_option("--exec-concurrency", flags->exec_concurrency,
-                  "with --exec: commands running at once (other deliveries wait for one)")
-      ->capture_default_str();
   cmd->add_option("--allow", flags->allow,
                   "file of allowed senders' public keys (hex, one a line); default: anyone");
-  cmd->add_option("--metrics", flags->metrics,
-                  "HOST:PORT to serve Prometheus metrics at GET /metrics (port 0: any free "
-                  "port; the serve prints the address)");
-  cmd->add_option("--log-format", flags->log_format,
-                  "text: 'writ: ...' lines; json: one JSON object a line (ts, level, event, "
-                  "message and the event's fields)")
-      ->check(CLI::IsMember({"text", "json"}))
-      ->capture_default_str();
-  cmd->add_flag("--quiet", flags->quiet,
-                "log only warnings and errors (the ready lines on stdout still appear)");
+  AddOperationOptions(cmd, flags.get());
   AddLimitOptions(*cmd, *flags);
   cmd->callback([flags, &ctx] { ctx.exit_code = RunServe(*flags); });
 }

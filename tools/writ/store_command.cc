@@ -37,7 +37,7 @@ struct StoreFlags {
   std::string key;                 // check: the issuer's public key (hex) receipts must name
   std::vector<std::string> names;  // quarantine purge: which files (none: all)
   bool json = false;
-  bool force = false;  // rm: even before the time its receipt promised
+  bool force = false;   // rm: even before the time its receipt promised
   int64_t region = -1;  // cat: only this region of a scatter-gather delivery (-1: all)
 };
 
