@@ -8,6 +8,7 @@
 #include "provider_matrix.h"
 #include "receipt/signing.h"
 #include "requirement.h"
+#include "sample_receipt.h"
 #include "writ_harness.h"
 
 namespace writ::testing {
@@ -53,18 +54,7 @@ TEST(PollFlag, AnUnknownModeIsAUsageError) {
 }
 
 Receipt Validated(int i) {
-  Receipt r;
-  r.rung = ReceiptRung::kValidated;
-  r.delivery = {"G-" + std::to_string(i),           4096, "xxh3-128",
-                "00112233445566778899aabbccddeeff", 1,    4096};
-  r.observer = "receiver application";
-  r.issuer = "writ-serve@127.0.0.1:7233";
-  r.issued_at = "2026-11-29T07:00:00.000Z";
-  r.context = {"rdma_write_with_imm", "tcp", "tcp", "lo", "dram", "writ 0.1.0", "delivery", {}};
-  r.statement = "validated";
-  r.does_not_establish = "retention";
-  r.rule_passed = "xxh3-128 of the complete delivery";
-  return r;
+  return SampleReceipt(ReceiptRung::kValidated, "G-" + std::to_string(i));
 }
 
 TEST(GroupReceipts, WritVerifyChecksEachMemberAloneAndNamesATamperedPath) {

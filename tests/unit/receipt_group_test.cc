@@ -7,24 +7,14 @@
 
 #include "receipt/merkle.h"
 #include "receipt/signing.h"
+#include "sample_receipt.h"
 #include "writ/receipt.h"
 
 namespace writ {
 namespace {
 
 Receipt Validated(int i) {
-  Receipt r;
-  r.rung = ReceiptRung::kValidated;
-  r.delivery = {"RC-" + std::to_string(i),          4096, "xxh3-128",
-                "00112233445566778899aabbccddeeff", 1,    4096};
-  r.observer = "receiver application";
-  r.issuer = "writ-serve@127.0.0.1:7233";
-  r.issued_at = "2026-11-29T07:00:00.000Z";
-  r.context = {"rdma_write_with_imm", "tcp", "tcp", "lo", "dram", "writ 0.1.0", "delivery", {}};
-  r.statement = "validated";
-  r.does_not_establish = "retention";
-  r.rule_passed = "xxh3-128 of the complete delivery";
-  return r;
+  return SampleReceipt(ReceiptRung::kValidated, "RC-" + std::to_string(i));
 }
 
 std::vector<std::string> SignGroup(size_t n, const receipt::Identity& identity) {

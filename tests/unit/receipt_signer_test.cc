@@ -9,23 +9,12 @@
 #include <nlohmann/json.hpp>
 #include <thread>
 
+#include "sample_receipt.h"
+
 namespace writ::receiver {
 namespace {
 
-Receipt Received(int i) {
-  Receipt r;
-  r.rung = ReceiptRung::kReceived;
-  r.delivery = {"d-" + std::to_string(i),           4096, "xxh3-128",
-                "00112233445566778899aabbccddeeff", 1,    4096};
-  r.observer = "receiver";
-  r.issuer = "writ-serve@127.0.0.1:7233";
-  r.issued_at = "2026-11-29T07:00:00.000Z";
-  r.context = {"rdma_write_with_imm", "tcp", "tcp", "lo", "dram", "writ 0.1.0", "delivery", {}};
-  r.statement = "received";
-  r.does_not_establish = "validation";
-  r.observed_chunks = 1;
-  return r;
-}
+Receipt Received(int i) { return SampleReceipt(ReceiptRung::kReceived, "d-" + std::to_string(i)); }
 
 void ExpectVerifies(const std::string& json) {
   auto parsed = ReceiptFromJson(json);
