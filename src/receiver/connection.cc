@@ -469,7 +469,7 @@ Status Connection::GrantOne(const std::string& id, const WindowPool::Window& win
   live.pool_index = window.index;
   live.slot.emplace(std::move(slot));
   live.first_chunk = d.next_grant_chunk();
-  live.chunk_count = d.ChunksForWindow(core_.pool->window_bytes());
+  live.chunk_count = d.ChunksToGrant(core_.pool->window_bytes());
   live.length = d.BytesForChunks(live.first_chunk, live.chunk_count);
   // Where the store can take the bytes in place (memory-backed volatile retention), the
   // window is the store's own memory and consuming it copies nothing; the pool's window

@@ -26,6 +26,16 @@ uint32_t InboundDelivery::ChunksForWindow(uint64_t window_bytes) const {
   return static_cast<uint32_t>(std::min<uint64_t>(capped, chunks_ - next_grant_chunk_));
 }
 
+// A window's chunks are read only once it is revoked, and it is revoked when its last
+// chunk is notified. Were the last window w chunks, the verdict would wait for w chunks'
+// digest after the last notification; with each window at most half of what is left, a
+// window of s chunks is followed by at least s more, during whose transfer it is digested
+// (when the digest keeps up with the transport), and the last window is one chunk.
+uint32_t InboundDelivery::ChunksToGrant(uint64_t window_bytes) const {
+  const uint64_t half = std::max<uint64_t>(1, (chunks_ - next_grant_chunk_) / 2);
+  return static_cast<uint32_t>(std::min<uint64_t>(ChunksForWindow(window_bytes), half));
+}
+
 uint64_t InboundDelivery::BytesForChunks(uint64_t first_chunk, uint32_t count) const {
   const uint64_t start = first_chunk * announce_.chunk_size;
   const uint64_t end = std::min(announce_.bytes, (first_chunk + count) * announce_.chunk_size);

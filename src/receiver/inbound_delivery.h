@@ -62,6 +62,10 @@ class InboundDelivery {
   bool NeedsWindow(uint32_t max_windows) const;
   void AddWindow(LiveWindow window);
   uint32_t ChunksForWindow(uint64_t window_bytes) const;
+  // The chunks of the next window to grant: as many as fit, but at most half of the chunks
+  // not yet granted (at least one), so the last windows shrink (…, 4, 2, 1, 1 chunks) and
+  // the delivery's verdict follows its last chunk by one chunk's digest, not a window's.
+  uint32_t ChunksToGrant(uint64_t window_bytes) const;
   uint64_t BytesForChunks(uint64_t first_chunk, uint32_t count) const;
   uint64_t next_grant_chunk() const { return next_grant_chunk_; }
   size_t window_count() const { return windows_.size(); }  // granted, not yet consumed

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <iterator>
 #include <map>
 #include <thread>
 
@@ -145,6 +147,64 @@ TEST(InboundDelivery, RejectsAChunkOutsideItsWindowAndAWindowItDoesNotHold) {
   f.AddWindow(3, 20);
   EXPECT_EQ(f.delivery->OnNotification(3, 2).code(), ErrorCode::kMalformed);
   EXPECT_EQ(f.delivery->OnNotification(4, 0).code(), ErrorCode::kNotFound);
+}
+
+// Issue #14: a delivery's verdict follows its last chunk by one chunk's digest, whatever
+// the rule. Measured structurally: chunks notified in order, windows granted as the
+// connection grants them (at most 4 held, re-granted once digested, the digest keeping up).
+// A window is read only once revoked, when its last chunk is notified; the chunks a
+// notification hands to the digest must be no more than that chunk and those still to come,
+// so the digest can finish them while the rest arrive, and the last notification hands over
+// exactly one.
+TEST(InboundDelivery, TheLastNotificationLeavesOneChunkToDigest) {
+  constexpr uint64_t kChunk = 4, kChunks = 40, kWindowBytes = 4 * kChunk;
+  std::vector<uint8_t> memory(kChunk * kChunks);
+  for (size_t i = 0; i < memory.size(); ++i) memory[i] = static_cast<uint8_t>(i * 7);
+  std::map<uint64_t, std::vector<uint8_t>> writes;
+  auto digests = DigestPool::Start(2).value();
+  protocol::Announce a;
+  a.delivery_id = "d";
+  a.bytes = memory.size();
+  a.chunk_size = kChunk;
+  a.rule = Rule::kXxh3_128;
+  InboundDelivery d(a, std::move(digests->Open(a.rule, a.bytes, nullptr)).value(),
+                    std::make_unique<MemoryWriter>(writes));
+  std::map<uint64_t, std::pair<uint16_t, uint32_t>> granted;  // first chunk -> tag, chunks
+  uint16_t next_tag = 1;
+  uint32_t largest = 0;
+  for (uint64_t chunk = 0; chunk < kChunks; ++chunk) {
+    while (d.NeedsWindow(4)) {
+      LiveWindow w;
+      w.tag = next_tag++;
+      w.first_chunk = d.next_grant_chunk();
+      w.chunk_count = d.ChunksToGrant(kWindowBytes);
+      w.length = d.BytesForChunks(w.first_chunk, w.chunk_count);
+      w.data = memory.data() + w.first_chunk * kChunk;
+      granted[w.first_chunk] = {w.tag, w.chunk_count};
+      largest = std::max(largest, w.chunk_count);
+      d.AddWindow(std::move(w));
+    }
+    const auto window = std::prev(granted.upper_bound(chunk));  // the one holding `chunk`
+    const auto in_window = static_cast<uint16_t>(chunk - window->first);
+    ASSERT_TRUE(d.OnNotification(window->second.first, in_window).ok());
+    const size_t writes_before = writes.size();
+    ASSERT_TRUE(d.Consume().ok());
+    uint64_t handed = 0;
+    for (auto it = std::next(writes.begin(), writes_before); it != writes.end(); ++it) {
+      handed += it->second.size() / kChunk;
+    }
+    EXPECT_LE(handed, kChunks - chunk) << "chunk " << chunk << " made " << handed
+                                       << " chunks readable, more than are still to come";
+    if (chunk + 1 == kChunks) {
+      EXPECT_EQ(handed, 1u) << "the last window is one chunk";
+    }
+    while (!d.all_digested()) std::this_thread::yield();
+    (void)d.TakeDigested();
+  }
+  EXPECT_EQ(largest, 4u) << "windows are full until the tail";
+  EXPECT_EQ(granted.size(), 12u) << "nine windows of 4 chunks, then 2, 1, 1";
+  ASSERT_TRUE(d.all_consumed());
+  EXPECT_EQ(d.FinishDigest(), *vocabulary::DigestOf(a.rule, memory));
 }
 
 TEST(WindowPool, HandsOutEachWindowOnceAndWakesWaiters) {
