@@ -112,9 +112,17 @@ class VolatileWriter : public PayloadWriter {
     auto mappings = std::make_shared<VolatileStore::Mappings>();
     mappings->env = store_.env_;
     for (size_t i = 0; i < extents_.size() && mappings->maps.size() == i; ++i) {
+      if (map_ != nullptr) {
+        // Placed: the extents' populated mappings (one per extent, side by side) pass to the
+        // entry. Mapping them anew and unmapping these would cost a page walk of the whole
+        // delivery on its path, and its readers a fault per page.
+        mappings->maps.emplace_back(map_ + i * store_.extent_bytes_, ExtentLength(i));
+        continue;
+      }
       auto mapped = store_.env_->MapShared(extents_[i], ExtentLength(i));
       if (mapped.ok()) mappings->maps.emplace_back(*mapped, ExtentLength(i));
     }
+    map_ = nullptr;  // the entry unmaps it, or has, if it was not inserted
     const bool all_mapped = mappings->maps.size() == extents_.size();
     entry.extents = std::move(mappings);  // unmapped with the entry if it is not inserted
     WRIT_RETURN_IF_ERROR(all_mapped
