@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # A `perf record -g` of `writ serve` over one tcp delivery until validated, per retention:
 # volatile into a touched reserve as large as the delivery, and process-restart (--data).
-# Prints the serve's CPU (user+sys) and the top self-% entries of each profile.
+# Each serve takes two deliveries: the first touches the window pool (a serve's one-time
+# cost), the second is profiled. Prints the serve's CPU (user+sys) for both and the top
+# self-% entries of the second's profile.
 # Usage: bench/receiver_profile.sh SIZE_MIB OUT_DIR WRIT [PROVIDER]
 #   bench/receiver_profile.sh 2048 /tmp/prof build/release/tools/writ/writ tcp
 set -euo pipefail
@@ -32,6 +34,11 @@ for mode in reserve process-restart; do
   wait_line "$work/serve.out" "listening on" 1 10 || { cat "$work/serve.err" >&2; exit 1; }
   addr=$(awk '/listening on/ {print $4}' "$work/serve.out")
   [[ $mode == reserve ]] && { wait_line "$work/serve.err" "volatile reserve ready" 1 120 || true; }
+  before=$(cpu_s $serve)
+  "$writ" send "$work/data" --to "$addr" --provider "$provider" --id "w-$mode" \
+    --until validated "${send_args[@]}" >/dev/null
+  first=$(echo "$(cpu_s $serve) - $before" | bc)
+  [[ $mode == reserve ]] && { wait_line "$work/serve.err" "volatile reserve ready" 2 120 || true; }
   perf record -g -o "$out/$mode.data" -p "$serve" 2>"$out/$mode.perf.err" &
   perf_pid=$!
   sleep 0.5
@@ -45,10 +52,10 @@ for mode in reserve process-restart; do
   wait $perf_pid || true
   kill $serve && wait $serve || true
   serve=""
-  printf "%s %s: serve cpu_s %.2f (%.2f per GiB), wall %.2f s, load %s\n" "$provider" "$mode" \
-    "$(echo "$after - $before" | bc)" "$(echo "($after - $before) * 1024 / $size_mib" | bc -l)" \
+  printf "%s %s: serve cpu_s 1st %.2f, 2nd %.2f (%.2f per GiB), 2nd wall %.2f s, load %s\n" \
+    "$provider" "$mode" "$first" "$(echo "$after - $before" | bc)" "$(echo "($after - $before) * 1024 / $size_mib" | bc -l)" \
     "$(echo "$end - $start" | bc)" "$(cut -d' ' -f1-3 /proc/loadavg)" | tee -a "$out/summary.txt"
-  perf report -i "$out/$mode.data" --stdio --no-children --percent-limit 1.5 -g none 2>/dev/null |
+  perf report -i "$out/$mode.data" --stdio --no-children --percent-limit 0.8 -g none --sort comm,dso,sym 2>/dev/null |
     grep -v '^#' | grep -v '^$' | head -25 >"$out/$mode.top.txt"
   cat "$out/$mode.top.txt"
 done
