@@ -1,7 +1,7 @@
 #include <xxhash.h>
 // On x86-64, libxxhash's own dispatch picks the widest vector unit at run time (AVX2,
 // AVX-512); the plain entry points are built for SSE2 only. Same digests, about half the
-// CPU per byte on the receiver's digest workers (docs/benchmarks.md, issue #14).
+// CPU per byte in cache; from memory it gains little (docs/benchmarks.md, issue #14).
 #if defined(__x86_64__) && __has_include(<xxh_x86dispatch.h>)
 #include <xxh_x86dispatch.h>
 #endif
