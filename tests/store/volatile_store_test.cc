@@ -29,6 +29,14 @@ class CountingEnv : public EnvWrapper {
     ++maps;
     return EnvWrapper::MapSharedAt(address, fd, length);
   }
+  Result<uint8_t*> MapShared(int fd, uint64_t length) override {
+    ++new_maps;
+    return EnvWrapper::MapShared(fd, length);
+  }
+  Status Unmap(uint8_t* address, uint64_t length) override {
+    ++unmaps;
+    return EnvWrapper::Unmap(address, length);
+  }
   Status Populate(uint8_t* address, uint64_t length) override {
     ++populates;
     return EnvWrapper::Populate(address, length);
@@ -42,6 +50,7 @@ class CountingEnv : public EnvWrapper {
     return EnvWrapper::WriteAt(fd, b, off);
   }
   std::atomic<int> allocations = 0, maps = 0, writes = 0, populates = 0, memory_files = 0;
+  std::atomic<int> new_maps = 0, unmaps = 0;
   uint64_t allocated = 0;
   bool fail_allocation = false;
 };
@@ -238,6 +247,8 @@ TEST(VolatileStore, PlacementsAcrossExtentsAreOneContiguousRange) {
   ASSERT_TRUE(ev.ok()) << ev.status().ToString();
   EXPECT_NE(ev->evidence.find("17 memfd(s)"), std::string::npos) << ev->evidence;
   writer->reset();
+  EXPECT_EQ(env.new_maps, 0) << "the retained delivery keeps the mappings the bytes landed in";
+  EXPECT_EQ(env.unmaps, 0) << "no page walk of the delivery on its way to retained";
   EXPECT_EQ(ReadAll(*store, "x", bytes.size()), bytes);
 }
 
