@@ -24,9 +24,10 @@ Result<std::unique_ptr<WindowPool>> WindowPool::Create(uint64_t pool_bytes, uint
   if (base == MAP_FAILED) {
     return Status::Io(std::string("window pool: mmap failed: ") + std::strerror(errno), errno);
   }
-  // Huge pages where the kernel allows them (THP "madvise"): a window's first use faults in
-  // 2 MiB at a time rather than 4 KiB, and an O_DIRECT write from it (the durable store)
-  // pins 2 MiB pages rather than 4 KiB ones. Advice only: without THP nothing changes.
+  // Huge pages where the kernel allows them (THP "madvise"): an O_DIRECT write from a
+  // window (the durable store) pins 2 MiB pages rather than 4 KiB ones, on every delivery;
+  // the price is paid once per serve, at a page's first use. Advice only: without THP
+  // nothing changes.
   (void)madvise(base, mapped, MADV_HUGEPAGE);
   return std::unique_ptr<WindowPool>(
       new WindowPool(static_cast<uint8_t*>(base), mapped, window_bytes, total));
