@@ -199,7 +199,8 @@ TEST(Shutdown, ADeliveryInProgressIsRefusedNamingTheShutdown) {
   EXPECT_TRUE(late.find("(shutting down)") != std::string::npos ||
               (!announced && late.rfind("closed", 0) == 0))
       << late;
-  const std::string told = busy->Next(kBound);
+  std::string told = busy->Next(kBound);
+  while (told == "grant") told = busy->Next(kBound);  // its other windows (the tail shrinks)
   EXPECT_EQ(told.rfind("refused (shutting down) busy: delivery busy aborted", 0), 0u) << told;
   auto code = serve->process().Wait(60s);
   const auto took = Clock::now() - sent;
