@@ -10,6 +10,7 @@
 #include <sstream>
 #include <thread>
 
+#include "byte_sizes.h"
 #include "common/hex.h"
 #include "provider_matrix.h"
 #include "requirement.h"
@@ -21,8 +22,6 @@ namespace writ::testing {
 namespace {
 
 using namespace std::chrono_literals;
-constexpr uint64_t kKiB = 1024;
-constexpr uint64_t kMiB = 1024 * 1024;
 
 std::string DigestOf(std::span<const uint8_t> bytes) {
   auto digester = vocabulary::Digester::Create(Rule::kXxh3_128);

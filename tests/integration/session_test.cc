@@ -10,6 +10,7 @@
 #include <iterator>
 #include <set>
 
+#include "byte_sizes.h"
 #include "common/hex.h"
 #include "protocol/codec.h"
 #include "provider_matrix.h"
@@ -23,8 +24,6 @@ namespace writ::testing {
 namespace {
 
 using namespace std::chrono_literals;
-constexpr uint64_t kKiB = 1024;
-constexpr uint64_t kMiB = 1024 * 1024;
 
 class Sessions : public ::testing::TestWithParam<std::string> {
  protected:
@@ -143,7 +142,11 @@ TEST_P(Sessions, ManyDeliveriesOfDifferentSizesOnOneSession) {
 TEST_P(Sessions, MoreSendersOverTimeThanAnEndpointHoldsPeers) {
   const std::string path = dir_.File("small");
   WritePatternFile(path, 7, 4 * kKiB);
-  for (int i = 0; i < 300; ++i) {
+  // The 256-peer limit is shm's; past it every new sender was refused. On the other
+  // providers this checks that many senders' addresses come and go, and rxm's connection
+  // set-up (~70 ms each here, several times that under ASan) makes 300 cost half a minute.
+  const int senders = std::string(GetParam()) == "tcp;ofi_rxm" ? 64 : 300;
+  for (int i = 0; i < senders; ++i) {
     SCOPED_TRACE("sender " + std::to_string(i));
     auto sender = Connect();  // a new fabric endpoint each time
     ASSERT_TRUE(sender);
