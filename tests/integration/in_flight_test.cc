@@ -12,6 +12,7 @@
 
 #include "byte_sizes.h"
 #include "common/hex.h"
+#include "digest_hex.h"
 #include "provider_matrix.h"
 #include "requirement.h"
 #include "vocabulary/digest.h"
@@ -22,13 +23,6 @@ namespace writ::testing {
 namespace {
 
 using namespace std::chrono_literals;
-
-std::string DigestOf(std::span<const uint8_t> bytes) {
-  auto digester = vocabulary::Digester::Create(Rule::kXxh3_128);
-  EXPECT_TRUE(digester.ok());
-  (*digester)->Update(bytes);
-  return writ::ToHex((*digester)->Finish());
-}
 
 class InFlight : public ::testing::TestWithParam<std::string> {
  protected:

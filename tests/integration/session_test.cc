@@ -12,6 +12,7 @@
 
 #include "byte_sizes.h"
 #include "common/hex.h"
+#include "digest_hex.h"
 #include "protocol/codec.h"
 #include "provider_matrix.h"
 #include "requirement.h"
@@ -58,13 +59,6 @@ class Sessions : public ::testing::TestWithParam<std::string> {
 std::vector<uint8_t> ReadAll(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   return std::vector<uint8_t>(std::istreambuf_iterator<char>(in), {});
-}
-
-std::string DigestOf(const std::vector<uint8_t>& bytes) {
-  auto digester = vocabulary::Digester::Create(Rule::kXxh3_128);
-  EXPECT_TRUE(digester.ok());
-  (*digester)->Update(bytes);
-  return writ::ToHex((*digester)->Finish());
 }
 
 std::vector<std::string> RungNames(const DeliveryOutcome& o) {
