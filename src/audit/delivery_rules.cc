@@ -11,8 +11,6 @@
 namespace writ::audit::internal {
 namespace {
 
-constexpr uint64_t kMaxU64 = std::numeric_limits<uint64_t>::max();
-
 struct Judgement {
   DeliveryReport& out;
   void Reason(std::string sentence) { out.reasons.push_back(std::move(sentence)); }
@@ -25,8 +23,9 @@ uint64_t CoveredBytes(const Delivery& delivery) {
   const bool all_placed = std::all_of(portions.begin(), portions.end(),
                                       [](const Portion& p) { return p.offset.has_value(); });
   if (!all_placed) {  // without offsets only the sum can be checked
+    constexpr uint64_t kSaturated = std::numeric_limits<uint64_t>::max();
     uint64_t sum = 0;
-    for (const Portion& p : portions) sum = p.bytes > kMaxU64 - sum ? kMaxU64 : sum + p.bytes;
+    for (const Portion& p : portions) sum = p.bytes > kSaturated - sum ? kSaturated : sum + p.bytes;
     return sum;
   }
   std::vector<std::pair<uint64_t, uint64_t>> ranges;  // [begin, end), clipped to the delivery

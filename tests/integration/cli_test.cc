@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <fstream>
 
+#include "byte_sizes.h"
 #include "requirement.h"
 #include "writ_harness.h"
 
@@ -14,7 +15,6 @@ namespace writ::testing {
 namespace {
 
 using namespace std::chrono_literals;
-constexpr uint64_t kMiB = 1 << 20;
 
 bool Has(const std::string& text, const std::string& what) {
   return text.find(what) != std::string::npos;

@@ -11,6 +11,7 @@
 #include <fstream>
 #include <thread>
 
+#include "byte_sizes.h"
 #include "protocol/codec.h"
 #include "protocol/frame.h"
 #include "provider_matrix.h"
@@ -23,7 +24,6 @@ namespace {
 using json = nlohmann::json;
 using namespace std::chrono_literals;
 
-constexpr uint64_t kMiB = 1 << 20;
 constexpr uint64_t kRc233Bytes = 25165824;
 
 class Deliveries : public ::testing::TestWithParam<std::string> {

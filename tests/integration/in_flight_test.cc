@@ -10,7 +10,9 @@
 #include <sstream>
 #include <thread>
 
+#include "byte_sizes.h"
 #include "common/hex.h"
+#include "digest_hex.h"
 #include "provider_matrix.h"
 #include "requirement.h"
 #include "vocabulary/digest.h"
@@ -21,15 +23,6 @@ namespace writ::testing {
 namespace {
 
 using namespace std::chrono_literals;
-constexpr uint64_t kKiB = 1024;
-constexpr uint64_t kMiB = 1024 * 1024;
-
-std::string DigestOf(std::span<const uint8_t> bytes) {
-  auto digester = vocabulary::Digester::Create(Rule::kXxh3_128);
-  EXPECT_TRUE(digester.ok());
-  (*digester)->Update(bytes);
-  return writ::ToHex((*digester)->Finish());
-}
 
 class InFlight : public ::testing::TestWithParam<std::string> {
  protected:

@@ -10,7 +10,9 @@
 #include <iterator>
 #include <set>
 
+#include "byte_sizes.h"
 #include "common/hex.h"
+#include "digest_hex.h"
 #include "protocol/codec.h"
 #include "provider_matrix.h"
 #include "requirement.h"
@@ -23,8 +25,6 @@ namespace writ::testing {
 namespace {
 
 using namespace std::chrono_literals;
-constexpr uint64_t kKiB = 1024;
-constexpr uint64_t kMiB = 1024 * 1024;
 
 class Sessions : public ::testing::TestWithParam<std::string> {
  protected:
@@ -59,13 +59,6 @@ class Sessions : public ::testing::TestWithParam<std::string> {
 std::vector<uint8_t> ReadAll(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   return std::vector<uint8_t>(std::istreambuf_iterator<char>(in), {});
-}
-
-std::string DigestOf(const std::vector<uint8_t>& bytes) {
-  auto digester = vocabulary::Digester::Create(Rule::kXxh3_128);
-  EXPECT_TRUE(digester.ok());
-  (*digester)->Update(bytes);
-  return writ::ToHex((*digester)->Finish());
 }
 
 std::vector<std::string> RungNames(const DeliveryOutcome& o) {
@@ -143,7 +136,11 @@ TEST_P(Sessions, ManyDeliveriesOfDifferentSizesOnOneSession) {
 TEST_P(Sessions, MoreSendersOverTimeThanAnEndpointHoldsPeers) {
   const std::string path = dir_.File("small");
   WritePatternFile(path, 7, 4 * kKiB);
-  for (int i = 0; i < 300; ++i) {
+  // The 256-peer limit is shm's; past it every new sender was refused. On the other
+  // providers this checks that many senders' addresses come and go, and rxm's connection
+  // set-up (~70 ms each here, several times that under ASan) makes 300 cost half a minute.
+  const int senders = std::string(GetParam()) == "tcp;ofi_rxm" ? 64 : 300;
+  for (int i = 0; i < senders; ++i) {
     SCOPED_TRACE("sender " + std::to_string(i));
     auto sender = Connect();  // a new fabric endpoint each time
     ASSERT_TRUE(sender);

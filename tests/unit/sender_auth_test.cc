@@ -16,7 +16,7 @@ using Clock = std::chrono::system_clock;
 
 constexpr const char* kReceiver = "writ-serve@test";
 const Clock::time_point kT0 = Clock::time_point(milliseconds(1'800'000'000'000));
-constexpr milliseconds kWindow = SenderAuth::kFreshness;
+constexpr milliseconds kFreshness = SenderAuth::kFreshness;
 
 class SenderAuthTest : public ::testing::Test {
  protected:
@@ -63,13 +63,13 @@ TEST_F(SenderAuthTest, AReplayIsRefused) {
 TEST_F(SenderAuthTest, AReplayIsRefusedUntilTheAnnounceIsStale) {
   SenderAuth auth;
   // Signed in the future (clock skew within the window): it stays fresh for two windows.
-  const auto a = Signed(1, kT0 + kWindow);
+  const auto a = Signed(1, kT0 + kFreshness);
   EXPECT_EQ(Admit(auth, a, kT0), "admitted");
-  for (auto later : {kWindow, 2 * kWindow - milliseconds(1), 2 * kWindow}) {
+  for (auto later : {kFreshness, 2 * kFreshness - milliseconds(1), 2 * kFreshness}) {
     EXPECT_NE(Admit(auth, a, kT0 + later).find("replayed announce"), std::string::npos)
         << later.count();
   }
-  EXPECT_NE(Admit(auth, a, kT0 + 2 * kWindow + milliseconds(1)).find("stale announce"),
+  EXPECT_NE(Admit(auth, a, kT0 + 2 * kFreshness + milliseconds(1)).find("stale announce"),
             std::string::npos);
 }
 
@@ -77,7 +77,7 @@ TEST_F(SenderAuthTest, ExpiredNoncesAreForgotten) {
   SenderAuth auth;
   for (uint64_t n = 0; n < 100; ++n) ASSERT_EQ(Admit(auth, Signed(n, kT0), kT0), "admitted");
   EXPECT_EQ(auth.remembered_nonces(), 100u);
-  const auto later = kT0 + kWindow + std::chrono::seconds(2);
+  const auto later = kT0 + kFreshness + std::chrono::seconds(2);
   EXPECT_EQ(Admit(auth, Signed(1000, later), later), "admitted");
   EXPECT_EQ(auth.remembered_nonces(), 1u);
 }
@@ -87,7 +87,7 @@ TEST_F(SenderAuthTest, MemoryIsBoundedByTheAnnouncesOfOneWindow) {
   // One announce every 500 ms for three windows: at most one window (plus the one-second
   // granularity of expiry) of them is remembered at any time.
   const auto step = milliseconds(500);
-  const size_t per_window = static_cast<size_t>(kWindow / step);
+  const size_t per_window = static_cast<size_t>(kFreshness / step);
   size_t most = 0;
   for (uint64_t n = 0; n < 3 * per_window; ++n) {
     const auto now = kT0 + n * step;
@@ -110,7 +110,7 @@ TEST_F(SenderAuthTest, TheWorkPerAnnounceDoesNotGrowWithTheNoncesRemembered) {
   ASSERT_EQ(Admit(auth, Signed(kRemembered, kT0), kT0 + milliseconds(kRemembered)), "admitted");
   EXPECT_EQ(auth.nonces_examined() - before, 0u);
   // Once they expire each is looked at once, when it is forgotten: amortised O(1).
-  const auto later = kT0 + kWindow + std::chrono::seconds(10);
+  const auto later = kT0 + kFreshness + std::chrono::seconds(10);
   ASSERT_EQ(Admit(auth, Signed(kRemembered + 1, later), later), "admitted");
   EXPECT_EQ(auth.remembered_nonces(), 1u);
   EXPECT_LE(auth.nonces_examined(), kRemembered + 1);
