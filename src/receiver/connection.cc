@@ -165,6 +165,7 @@ Status Connection::Send(const protocol::Message& message) {
 }
 
 Status Connection::FlushReceipts() {
+  WRIT_RETURN_IF_ERROR(SignIssued().status());
   for (const protocol::Message& message : outbox_.Take()) WRIT_RETURN_IF_ERROR(SendNow(message));
   return Status::Ok();
 }
@@ -210,15 +211,17 @@ Status Connection::Refuse(const std::string& id, RefuseReason reason, const std:
   return Send(protocol::Refuse{id, reason, detail});
 }
 
-Result<std::string> Connection::Sign(Receipt receipt) const {
-  return core_.signer->SignOne(std::move(receipt));
+Result<std::string> Connection::SignIssued(const Receipt* with) {
+  WRIT_ASSIGN_OR_RETURN(ReceiptOutbox::Signed signed_now, outbox_.SignIssued(*core_.signer, with));
+  for (protocol::Receipt& r : signed_now.issued) {
+    if (InProgress* p = Find(r.delivery_id)) p->receipts.push_back(std::move(r.json));
+  }
+  return std::move(signed_now.with);
 }
 
-Status Connection::SendReceipt(InProgress& p, const Receipt& receipt) {
-  WRIT_ASSIGN_OR_RETURN(std::string json, Sign(receipt));
-  p.receipts.push_back(json);
+Status Connection::SendReceipt(InProgress& p, Receipt receipt) {
   NoteRung(core_, *p.delivery, receipt.rung);
-  outbox_.Add(receipt.delivery.id, std::move(json));
+  outbox_.Issue(std::move(receipt));
   return Status::Ok();
 }
 
@@ -580,6 +583,10 @@ Status Connection::Finish(const std::string& id) {
   if (d.redelivery) return AnswerFromStore(a);
   // Nor for a commit that syncs to the device.
   if (a.retention == RetentionClass::kPowerLoss) WRIT_RETURN_IF_ERROR(FlushReceipts());
+  // A durable commit records the receipts issued so far in its index row: signed first.
+  // A volatile one is in memory: they are signed with `retained`, one signature for all.
+  if (a.retention != RetentionClass::kVolatile) WRIT_RETURN_IF_ERROR(SignIssued().status());
+  const size_t recorded_at_commit = p.receipts.size();
   const auto commit_began = Clock::now();
   auto evidence = d.writer().Commit(p.receipts);
   if (evidence.ok()) core_.metrics.StoreCommitted(a.retention, SecondsSince(commit_began));
@@ -588,17 +595,21 @@ Status Connection::Finish(const std::string& id) {
     return Refuse(a.delivery_id, ReasonFor(evidence.status()),
                   "retention failed: " + evidence.status().message());
   }
-  WRIT_ASSIGN_OR_RETURN(const std::string json, Sign(RetainedReceipt(core_, ref, *evidence)));
-  std::vector<std::string> issued = p.receipts;
-  issued.push_back(json);
-  if (Status out = PublishOutReceiptsOf(a, issued); !out.ok()) {
+  const Receipt retained = RetainedReceipt(core_, ref, *evidence);
+  WRIT_ASSIGN_OR_RETURN(const std::string json, SignIssued(&retained));
+  p.receipts.push_back(json);
+  if (Status out = PublishOutReceiptsOf(a, p.receipts); !out.ok()) {
     return RefuseOut(a.delivery_id, out);
   }
-  // The retained receipt is recorded with the delivery before it is sent; if that fails the
-  // class was not reached (the store has undone the commit), and the sender is told so.
-  if (Status recorded = core_.store->AppendReceipt(a.delivery_id, json); !recorded.ok()) {
-    EndDelivery(id);
-    return Refuse(a.delivery_id, ReasonFor(recorded), "retention failed: " + recorded.message());
+  // The retained receipt is recorded with the delivery (after those signed with it) before
+  // it is sent; if that fails the class was not reached (the store has undone the commit),
+  // and the sender is told so.
+  for (size_t i = recorded_at_commit; i < p.receipts.size(); ++i) {
+    if (Status recorded = core_.store->AppendReceipt(a.delivery_id, p.receipts[i]);
+        !recorded.ok()) {
+      EndDelivery(id);
+      return Refuse(a.delivery_id, ReasonFor(recorded), "retention failed: " + recorded.message());
+    }
   }
   EndDelivery(id);
   core_.shutdown.NoteDrained(a.delivery_id);
