@@ -544,7 +544,11 @@ Status Connection::Advance(const std::string& id) {
   }
 
   // A receipt names the delivery's digest: without an announced one, it waits for the commit.
-  if (d.all_received() && !d.received_receipt_sent && d.digest_known()) {
+  // So does a one-chunk delivery's that asks for more (its commit follows the write at once):
+  // `received` is then signed with `validated` and `retained`, one signature for the three.
+  const bool wait_for_commit =
+      !d.commit_seen && d.chunk_count() == 1 && d.announce().until > Rung::kReceived;
+  if (d.all_received() && !d.received_receipt_sent && d.digest_known() && !wait_for_commit) {
     d.received_receipt_sent = true;
     WRIT_RETURN_IF_ERROR(
         SendReceipt(*p, ReceivedReceipt(core_, RefOf(d.announce()), d.chunk_count())));
