@@ -544,16 +544,17 @@ Status Connection::Advance(const std::string& id) {
   }
 
   // A receipt names the delivery's digest: without an announced one, it waits for the commit.
-  // So does a one-chunk delivery's that asks for more (its commit follows the write at once):
-  // `received` is then signed with `validated` and `retained`, one signature for the three.
-  const bool wait_for_commit =
-      !d.commit_seen && d.chunk_count() == 1 && d.announce().until > Rung::kReceived;
-  if (d.all_received() && !d.received_receipt_sent && d.digest_known() && !wait_for_commit) {
+  // A one-chunk delivery that asks for more issues it as its validation is decided, so that
+  // `received`, `validated` and `retained` are signed together: one signature for the three.
+  const bool finishing = d.commit_seen && d.all_received() && d.all_consumed() && d.all_digested();
+  const bool with_validation = d.chunk_count() == 1 && d.announce().until > Rung::kReceived;
+  if (d.all_received() && !d.received_receipt_sent && d.digest_known() &&
+      (finishing || !with_validation)) {
     d.received_receipt_sent = true;
     WRIT_RETURN_IF_ERROR(
         SendReceipt(*p, ReceivedReceipt(core_, RefOf(d.announce()), d.chunk_count())));
   }
-  if (d.commit_seen && d.all_received() && d.all_consumed() && d.all_digested()) return Finish(id);
+  if (finishing) return Finish(id);
   return Status::Ok();
 }
 
