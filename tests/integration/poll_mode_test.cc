@@ -128,5 +128,29 @@ TEST(GroupReceipts, ALoneSmallDeliverysRungsShareOneSignatureAndEachVerifiesAlon
   EXPECT_EQ(serve->Stop(), 0);
 }
 
+// A durable commit records the receipts issued before it in its index row: `received` and
+// `validated` are signed together before it, `retained` alone after it; `writ store check`
+// verifies each stored receipt alone.
+TEST(GroupReceipts, ADurableSmallDeliveryPaysTwoSignaturesAndStoreCheckVerifiesThem) {
+  REQUIRE_OR_FAIL(ProviderAvailable("tcp"), "provider tcp cannot serve on this machine");
+  TempDir dir;
+  WritePatternFile(dir.File("small"), 4, 4096);
+  const std::string data = dir.File("data");
+  auto serve = Serve::Start("tcp", {"--data", data});
+  ASSERT_TRUE(serve);
+  CommandRun run = RunWrit({"send", dir.File("small"), "--to", serve->address(), "--retention",
+                            "process-restart", "--json"});
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  ASSERT_EQ(Rungs(run.json),
+            (std::vector<std::string>{"transport", "received", "validated", "retained"}));
+  const json& receipts = run.json["receipts"];
+  EXPECT_EQ(receipts[1]["signature"]["leaves"], 2);
+  EXPECT_EQ(receipts[1]["signature"]["root"], receipts[2]["signature"]["root"]);
+  EXPECT_EQ(receipts[3]["signature"]["algorithm"], "ed25519");
+  EXPECT_EQ(serve->Stop(), 0);
+  CommandRun checked = RunWrit({"store", "check", "--data", data});
+  EXPECT_EQ(checked.exit_code, 0) << checked.out << checked.err;
+}
+
 }  // namespace
 }  // namespace writ::testing
