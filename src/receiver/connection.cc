@@ -609,12 +609,11 @@ Status Connection::Finish(const std::string& id) {
   // The retained receipt is recorded with the delivery (after those signed with it) before
   // it is sent; if that fails the class was not reached (the store has undone the commit),
   // and the sender is told so.
-  for (size_t i = recorded_at_commit; i < p.receipts.size(); ++i) {
-    if (Status recorded = core_.store->AppendReceipt(a.delivery_id, p.receipts[i]);
-        !recorded.ok()) {
-      EndDelivery(id);
-      return Refuse(a.delivery_id, ReasonFor(recorded), "retention failed: " + recorded.message());
-    }
+  const std::vector<std::string> after_commit(p.receipts.begin() + recorded_at_commit,
+                                              p.receipts.end());
+  if (Status recorded = core_.store->AppendReceipts(a.delivery_id, after_commit); !recorded.ok()) {
+    EndDelivery(id);
+    return Refuse(a.delivery_id, ReasonFor(recorded), "retention failed: " + recorded.message());
   }
   EndDelivery(id);
   core_.shutdown.NoteDrained(a.delivery_id);
