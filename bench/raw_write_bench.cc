@@ -14,6 +14,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -230,9 +231,13 @@ Result<RawRun> RawWrite(const std::string& provider, CompletionLevel level, size
   return RawRun{bytes / secs / 1e9, cpu / (bytes / (1ull << 30))};
 }
 
-// Median time from posting one write-with-data (delivery-complete, depth 1) to its
-// completion record: the raw round trip a small delivery cannot beat.
-Result<double> RawRoundTripMicros(const std::string& provider, size_t size, int count) {
+struct RoundTrips {
+  double p50 = 0, p99 = 0, p999 = 0;  // microseconds
+};
+
+// Time from posting one write-with-data (delivery-complete, depth 1) to its completion
+// record (polled in a loop): the raw round trip a small delivery cannot beat.
+Result<RoundTrips> RawRoundTripMicros(const std::string& provider, size_t size, int count) {
   WRIT_ASSIGN_OR_RETURN(auto link, OpenLink(provider, size, size, 1));
   std::vector<double> micros;
   std::vector<WorkCompletion> records;
@@ -250,7 +255,11 @@ Result<double> RawRoundTripMicros(const std::string& provider, size_t size, int 
   }
   WRIT_RETURN_IF_ERROR(link->Close());
   std::sort(micros.begin(), micros.end());
-  return micros[micros.size() / 2];
+  const auto at = [&micros](double q) {
+    const auto rank = static_cast<size_t>(std::ceil(q * static_cast<double>(micros.size())));
+    return micros[std::min(micros.size() - 1, rank - 1)];
+  };
+  return RoundTrips{at(0.5), at(0.99), at(0.999)};
 }
 
 }  // namespace
@@ -283,10 +292,16 @@ int main(int argc, char** argv) {
         std::cerr << provider << ": " << micros.status().ToString() << "\n";
         return 1;
       }
-      out.push_back({{"path", provider}, {"size", size}, {"median_us", *micros}});
+      out.push_back({{"path", provider},
+                     {"size", size},
+                     {"median_us", micros->p50},
+                     {"p99_us", micros->p99},
+                     {"p999_us", micros->p999}});
       if (!as_json)
-        std::printf("%-14s %zu-byte write-with-data round trip, median %.1f us\n", provider.c_str(),
-                    size, *micros);
+        std::printf(
+            "%-14s %zu-byte write-with-data round trip, median %.1f us, p99 %.1f us, "
+            "p99.9 %.1f us\n",
+            provider.c_str(), size, micros->p50, micros->p99, micros->p999);
     }
     if (as_json) std::cout << out.dump(2) << std::endl;
     return 0;

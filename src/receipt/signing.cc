@@ -24,6 +24,41 @@ Result<ReceiptSignature> SignMessage(const Identity& identity, const std::string
   return out;
 }
 
+// A receipt's members, each dumped once: its unsigned text (what a signature or a leaf
+// covers) and its signed text, the signature placed in key order. The bytes json::dump
+// gives for each (compact, keys sorted), without escaping every member twice.
+class ReceiptText {
+ public:
+  explicit ReceiptText(const nlohmann::json& unsigned_value) {
+    for (auto it = unsigned_value.begin(); it != unsigned_value.end(); ++it) {
+      members_.emplace_back(it.key(), nlohmann::json(it.key()).dump() + ":" + it.value().dump());
+    }
+  }
+  std::string Unsigned() const { return Join(nullptr); }
+  std::string Signed(const ReceiptSignature& signature) const {
+    const std::string member = "\"signature\":" + SignatureJson(signature).dump();
+    return Join(&member);
+  }
+
+ private:
+  std::string Join(const std::string* signature) const {
+    std::string out = "{";
+    bool placed = signature == nullptr;
+    for (const auto& [key, text] : members_) {
+      if (!placed && key > "signature") {
+        out += *signature + ",";
+        placed = true;
+      }
+      out += text + ",";
+    }
+    if (!placed) out += *signature + ",";
+    out.back() = '}';
+    return out;
+  }
+
+  std::vector<std::pair<std::string, std::string>> members_;  // key, "key":value
+};
+
 Status SignBytes(Receipt& receipt, const Identity& identity, const std::string& bytes) {
   WRIT_ASSIGN_OR_RETURN(receipt.signature, SignMessage(identity, bytes));
   return Status::Ok();
@@ -38,10 +73,9 @@ Status SignReceipt(Receipt& receipt, const Identity& identity) {
 
 Result<std::string> SignReceiptToJson(Receipt& receipt, const Identity& identity) {
   receipt.signature.reset();
-  nlohmann::json j = ReceiptJsonValue(receipt, /*with_signature=*/false);
-  WRIT_RETURN_IF_ERROR(SignBytes(receipt, identity, j.dump()));
-  j["signature"] = SignatureJson(*receipt.signature);
-  return j.dump();
+  const ReceiptText text(ReceiptJsonValue(receipt, /*with_signature=*/false));
+  WRIT_RETURN_IF_ERROR(SignBytes(receipt, identity, text.Unsigned()));
+  return text.Signed(*receipt.signature);
 }
 
 Result<std::vector<std::string>> SignReceiptGroupToJson(std::vector<Receipt>& receipts,
@@ -51,12 +85,12 @@ Result<std::vector<std::string>> SignReceiptGroupToJson(std::vector<Receipt>& re
     return std::vector<std::string>{std::move(json)};
   }
   if (receipts.empty()) return Status::Internal("signing an empty group of receipts");
-  std::vector<nlohmann::json> values;
+  std::vector<ReceiptText> texts;
   std::vector<MerkleHash> leaves;
   for (Receipt& r : receipts) {
     r.signature.reset();
-    values.push_back(ReceiptJsonValue(r, /*with_signature=*/false));
-    leaves.push_back(LeafHash(values.back().dump()));
+    texts.emplace_back(ReceiptJsonValue(r, /*with_signature=*/false));
+    leaves.push_back(LeafHash(texts.back().Unsigned()));
   }
   const auto levels = MerkleLevels(std::move(leaves));
   const MerkleHash& root = levels.back().front();
@@ -69,8 +103,7 @@ Result<std::vector<std::string>> SignReceiptGroupToJson(std::vector<Receipt>& re
     ReceiptSignature& own = receipts[i].signature.emplace(group);
     own.leaf_index = i;
     own.path = InclusionPath(levels, i);
-    values[i]["signature"] = SignatureJson(own);
-    out.push_back(values[i].dump());
+    out.push_back(texts[i].Signed(own));
   }
   return out;
 }

@@ -165,6 +165,7 @@ Status Connection::Send(const protocol::Message& message) {
 }
 
 Status Connection::FlushReceipts() {
+  WRIT_RETURN_IF_ERROR(SignIssued().status());
   for (const protocol::Message& message : outbox_.Take()) WRIT_RETURN_IF_ERROR(SendNow(message));
   return Status::Ok();
 }
@@ -210,15 +211,17 @@ Status Connection::Refuse(const std::string& id, RefuseReason reason, const std:
   return Send(protocol::Refuse{id, reason, detail});
 }
 
-Result<std::string> Connection::Sign(Receipt receipt) const {
-  return core_.signer->SignOne(std::move(receipt));
+Result<std::string> Connection::SignIssued(const Receipt* with) {
+  WRIT_ASSIGN_OR_RETURN(ReceiptOutbox::Signed signed_now, outbox_.SignIssued(*core_.signer, with));
+  for (protocol::Receipt& r : signed_now.issued) {
+    if (InProgress* p = Find(r.delivery_id)) p->receipts.push_back(std::move(r.json));
+  }
+  return std::move(signed_now.with);
 }
 
-Status Connection::SendReceipt(InProgress& p, const Receipt& receipt) {
-  WRIT_ASSIGN_OR_RETURN(std::string json, Sign(receipt));
-  p.receipts.push_back(json);
+Status Connection::SendReceipt(InProgress& p, Receipt receipt) {
   NoteRung(core_, *p.delivery, receipt.rung);
-  outbox_.Add(receipt.delivery.id, std::move(json));
+  outbox_.Issue(std::move(receipt));
   return Status::Ok();
 }
 
@@ -541,12 +544,17 @@ Status Connection::Advance(const std::string& id) {
   }
 
   // A receipt names the delivery's digest: without an announced one, it waits for the commit.
-  if (d.all_received() && !d.received_receipt_sent && d.digest_known()) {
+  // A one-chunk delivery that asks for more issues it as its validation is decided, so that
+  // `received`, `validated` and `retained` are signed together: one signature for the three.
+  const bool finishing = d.commit_seen && d.all_received() && d.all_consumed() && d.all_digested();
+  const bool with_validation = d.chunk_count() == 1 && d.announce().until > Rung::kReceived;
+  if (d.all_received() && !d.received_receipt_sent && d.digest_known() &&
+      (finishing || !with_validation)) {
     d.received_receipt_sent = true;
     WRIT_RETURN_IF_ERROR(
         SendReceipt(*p, ReceivedReceipt(core_, RefOf(d.announce()), d.chunk_count())));
   }
-  if (d.commit_seen && d.all_received() && d.all_consumed() && d.all_digested()) return Finish(id);
+  if (finishing) return Finish(id);
   return Status::Ok();
 }
 
@@ -580,6 +588,10 @@ Status Connection::Finish(const std::string& id) {
   if (d.redelivery) return AnswerFromStore(a);
   // Nor for a commit that syncs to the device.
   if (a.retention == RetentionClass::kPowerLoss) WRIT_RETURN_IF_ERROR(FlushReceipts());
+  // A durable commit records the receipts issued so far in its index row: signed first.
+  // A volatile one is in memory: they are signed with `retained`, one signature for all.
+  if (a.retention != RetentionClass::kVolatile) WRIT_RETURN_IF_ERROR(SignIssued().status());
+  const size_t recorded_at_commit = p.receipts.size();
   const auto commit_began = Clock::now();
   auto evidence = d.writer().Commit(p.receipts);
   if (evidence.ok()) core_.metrics.StoreCommitted(a.retention, SecondsSince(commit_began));
@@ -588,15 +600,18 @@ Status Connection::Finish(const std::string& id) {
     return Refuse(a.delivery_id, ReasonFor(evidence.status()),
                   "retention failed: " + evidence.status().message());
   }
-  WRIT_ASSIGN_OR_RETURN(const std::string json, Sign(RetainedReceipt(core_, ref, *evidence)));
-  std::vector<std::string> issued = p.receipts;
-  issued.push_back(json);
-  if (Status out = PublishOutReceiptsOf(a, issued); !out.ok()) {
+  const Receipt retained = RetainedReceipt(core_, ref, *evidence);
+  WRIT_ASSIGN_OR_RETURN(const std::string json, SignIssued(&retained));
+  p.receipts.push_back(json);
+  if (Status out = PublishOutReceiptsOf(a, p.receipts); !out.ok()) {
     return RefuseOut(a.delivery_id, out);
   }
-  // The retained receipt is recorded with the delivery before it is sent; if that fails the
-  // class was not reached (the store has undone the commit), and the sender is told so.
-  if (Status recorded = core_.store->AppendReceipt(a.delivery_id, json); !recorded.ok()) {
+  // The retained receipt is recorded with the delivery (after those signed with it) before
+  // it is sent; if that fails the class was not reached (the store has undone the commit),
+  // and the sender is told so.
+  const std::vector<std::string> after_commit(p.receipts.begin() + recorded_at_commit,
+                                              p.receipts.end());
+  if (Status recorded = core_.store->AppendReceipts(a.delivery_id, after_commit); !recorded.ok()) {
     EndDelivery(id);
     return Refuse(a.delivery_id, ReasonFor(recorded), "retention failed: " + recorded.message());
   }

@@ -114,11 +114,13 @@ class Connection {
   // Once the sender is gone: ends every delivery it had not committed.
   void DropUncommitted();
   Status Refuse(const std::string& id, protocol::RefuseReason reason, const std::string& detail);
-  // Signs with the receiver's identity (ReceiptSigner: grouped with other connections'
-  // receipts ready meanwhile); the canonical JSON that is sent and stored.
-  Result<std::string> Sign(Receipt receipt) const;
-  // Signs and records `receipt`; the outbox sends it at the next flush.
-  Status SendReceipt(InProgress& p, const Receipt& receipt);
+  // Signs the receipts issued since the last signing, and `with` (last), as one group
+  // with the receiver's identity (ReceiptSigner: also grouped with other connections'
+  // receipts ready meanwhile); records each with its delivery and queues it to send.
+  // `with`'s JSON, which is neither recorded nor queued.
+  Result<std::string> SignIssued(const Receipt* with = nullptr);
+  // A rung reached: noted, and issued to be signed with the others reached in this pass.
+  Status SendReceipt(InProgress& p, Receipt receipt);
   void Revoke(LiveWindow& window);
   void EndDelivery(const std::string& id);
   void EndAllDeliveries();
@@ -137,7 +139,7 @@ class Connection {
   // Deliveries in progress, by id; an id is in progress on one connection at a time.
   std::map<std::string, InProgress> deliveries_;
   std::map<uint16_t, std::string> tag_owner_;  // notification tag -> its delivery
-  ReceiptOutbox outbox_;                       // signed, not yet sent
+  ReceiptOutbox outbox_;                       // issued or signed, not yet sent
   std::vector<uint32_t> notifications_;
   std::atomic<bool> finished_{false};
   bool peer_gone_ = false;  // the sender closed after committing

@@ -1,24 +1,43 @@
-// Receipts one connection has signed but not yet sent: those ready at the same moment
-// (the rungs a delivery reached in one pass, or a re-delivery's stored receipts) leave in
-// one control message. A lone receipt is a `receipt` message, as before protocol 3.
+// Receipts one connection has issued but not yet sent. Rungs reached before the next
+// signing (the rungs a small delivery reached in one pass: `received`, `validated`,
+// `retained`) are signed as one group, one Ed25519 signature over their Merkle root
+// (ReceiptSigner), each receipt still verifiable alone. Those ready at the same moment
+// (or a re-delivery's stored receipts) leave in one control message. A lone receipt is a
+// `receipt` message, as before protocol 3.
 #pragma once
 
 #include <string>
 #include <vector>
 
 #include "protocol/messages.h"
+#include "receiver/receipt_signer.h"
+#include "writ/receipt.h"
 
 namespace writ::receiver {
 
 class ReceiptOutbox {
  public:
+  // A receipt already signed (e.g. one the store holds), queued to send.
   void Add(std::string delivery_id, std::string json);
-  bool empty() const { return pending_.empty(); }
+  // A rung reached: signed with every other one issued before the next SignIssued.
+  void Issue(Receipt receipt) { issued_.push_back(std::move(receipt)); }
+
+  struct Signed {
+    std::vector<protocol::Receipt> issued;  // queued to send, in issue order
+    std::string with;                       // `with`'s JSON, not queued; empty without one
+  };
+  // Signs every issued receipt, and `with` (last) when given, as one group; the issued
+  // ones are queued to send. `with` is for a receipt that may go only once recorded.
+  Result<Signed> SignIssued(ReceiptSigner& signer, const Receipt* with = nullptr);
+
+  bool empty() const { return pending_.empty() && issued_.empty(); }
   // What is pending, as messages in issue order: a lone receipt as `receipt`, several as
-  // `receipts` of at most protocol::kMaxReceiptsPerMessage each. Empties the outbox.
+  // `receipts` of at most protocol::kMaxReceiptsPerMessage each. Empties the outbox of
+  // signed receipts; call SignIssued first for the issued ones.
   std::vector<protocol::Message> Take();
 
  private:
+  std::vector<Receipt> issued_;  // not signed yet
   std::vector<protocol::Receipt> pending_;
 };
 

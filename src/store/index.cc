@@ -361,6 +361,7 @@ bool Index::HasColumn(const char* column) {
 Index::~Index() {
   if (db_ != nullptr) {
     MutexLock lock(mu_);
+    sqlite3_finalize(get_);
     sqlite3_close_v2(db_);
     db_ = nullptr;
   }
@@ -403,7 +404,16 @@ namespace {
 class Stmt {
  public:
   Stmt(sqlite3* db, const char* sql) { rc_ = sqlite3_prepare_v2(db, sql, -1, &st_, nullptr); }
-  ~Stmt() { sqlite3_finalize(st_); }
+  // One prepared once and kept by its owner (Index::Get): reset on scope exit, not finalized.
+  explicit Stmt(sqlite3_stmt* kept) : st_(kept), kept_(true) {}
+  ~Stmt() {
+    if (!kept_) {
+      sqlite3_finalize(st_);
+      return;
+    }
+    sqlite3_reset(st_);
+    sqlite3_clear_bindings(st_);
+  }
   int prepared() const { return rc_; }
   sqlite3_stmt* get() { return st_; }
   void Text(int i, const std::string& s) {
@@ -421,6 +431,7 @@ class Stmt {
  private:
   sqlite3_stmt* st_ = nullptr;
   int rc_ = SQLITE_OK;
+  bool kept_ = false;
 };
 
 // An index opened read-only from before the sender, held_until_ms or regions column reads
@@ -473,8 +484,14 @@ std::string ReceiptsJson(const std::vector<std::string>& receipts) {
 
 Result<std::optional<IndexRow>> Index::Get(const std::string& id) {
   MutexLock lock(mu_);
-  Stmt st(db_, (SelectRows(has_sender_, has_held_until_, has_regions_) + " WHERE id = ?1").c_str());
-  if (st.prepared() != SQLITE_OK) return Fail("select", st.prepared());
+  // Asked for every announce and every receipt recorded: parsed once, not per call.
+  if (get_ == nullptr) {
+    const std::string sql =
+        SelectRows(has_sender_, has_held_until_, has_regions_) + " WHERE id = ?1";
+    const int prepared = sqlite3_prepare_v2(db_, sql.c_str(), -1, &get_, nullptr);
+    if (prepared != SQLITE_OK) return Fail("select", prepared);
+  }
+  Stmt st(get_);
   st.Text(1, id);
   const int rc = sqlite3_step(st.get());
   if (rc == SQLITE_DONE) return std::optional<IndexRow>();

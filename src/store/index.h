@@ -34,6 +34,7 @@
 #include "writ/types.h"
 
 struct sqlite3;
+struct sqlite3_stmt;
 
 namespace writ::store {
 
@@ -128,6 +129,7 @@ class Index {
   bool has_sender_ GUARDED_BY(mu_) = false;  // the index has the sender column (older ones do not)
   bool has_held_until_ GUARDED_BY(mu_) = false;  // the index has the held_until_ms column
   bool has_regions_ GUARDED_BY(mu_) = false;     // and the regions column
+  sqlite3_stmt* get_ GUARDED_BY(mu_) = nullptr;  // Get's statement, prepared on first use
 };
 
 std::string RowStateName(RowState state);

@@ -24,6 +24,16 @@ Status RoutingStore::AppendReceipt(const std::string& id, const std::string& rec
   return volatile_->AppendReceipt(id, receipt_json);
 }
 
+Status RoutingStore::AppendReceipts(const std::string& id,
+                                    const std::vector<std::string>& receipts) {
+  // As AppendReceipt, the durable store asked once: it answers NotFound at the first.
+  if (receipts.empty()) return Status::Ok();
+  Status s = durable_->AppendReceipts(id, receipts);
+  if (s.ok()) return volatile_->DropSuperseded(id);
+  if (s.code() != ErrorCode::kNotFound) return s;
+  return volatile_->AppendReceipts(id, receipts);
+}
+
 Status RoutingStore::Read(const std::string& id, uint64_t offset, std::span<uint8_t> out) {
   Status s = durable_->Read(id, offset, out);
   if (s.code() != ErrorCode::kNotFound) return s;

@@ -96,6 +96,12 @@ class Store {
                                                        RetentionClass retention) = 0;
   // Adds a receipt issued after the commit (the retention receipt itself).
   virtual Status AppendReceipt(const std::string& id, const std::string& receipt_json) = 0;
+  // Several, in order (receipts signed with the retention receipt, which comes last); the
+  // first failure ends it.
+  virtual Status AppendReceipts(const std::string& id, const std::vector<std::string>& receipts) {
+    for (const std::string& json : receipts) WRIT_RETURN_IF_ERROR(AppendReceipt(id, json));
+    return Status::Ok();
+  }
   // Reads back retained bytes.
   virtual Status Read(const std::string& id, uint64_t offset, std::span<uint8_t> out) = 0;
   // Removes a retained delivery (lifecycle.h): NotFound naming the id when none is held;

@@ -9,6 +9,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <tuple>
 
 #include "common/hex.h"
 #include "store/routing_store.h"
@@ -626,6 +627,30 @@ TEST(DurableStore, RoutingStoreKeepsVolatileDeliveriesOutOfTheDataDirectory) {
   ASSERT_TRUE(rows.ok());
   ASSERT_EQ(rows->size(), 1u);
   EXPECT_EQ((*rows)[0].id, "p");
+}
+
+// The receipts signed with `retained` are recorded together, in order, with the delivery
+// whichever store holds it.
+TEST(DurableStore, RoutingStoreAppendsSeveralReceiptsInOrderWhereTheDeliveryIs) {
+  TempDir scratch, data;
+  auto vol = VolatileStore::Open(scratch.path(), 1 << 30);
+  ASSERT_TRUE(vol.ok());
+  RoutingStore store(std::move(vol).value(), OpenStore(data.path()));
+  const auto v = Bytes(42, 1000), p = Bytes(43, 1000);
+  for (const auto& [id, bytes, retention] :
+       {std::tuple{"v2", v, RetentionClass::kVolatile},
+        std::tuple{"p2", p, RetentionClass::kProcessRestart}}) {
+    SCOPED_TRACE(id);
+    ASSERT_TRUE(StoreDelivery(store, MetaFor(id, bytes), bytes, retention).status.ok());
+    ASSERT_TRUE(store.AppendReceipts(id, {"{\"n\":1}", "{\"n\":2}"}).ok());
+    auto held = store.Lookup(id);
+    ASSERT_TRUE(held.ok() && held->has_value());
+    const auto& receipts = (*held)->receipts;
+    ASSERT_GE(receipts.size(), 2u);
+    EXPECT_EQ(receipts[receipts.size() - 2], "{\"n\":1}");
+    EXPECT_EQ(receipts.back(), "{\"n\":2}");
+  }
+  EXPECT_EQ(store.AppendReceipts("none", {"{}"}).code(), ErrorCode::kNotFound);
 }
 
 TEST(FaultInjectionEnv, ParsesSpecsAndFailsTheNthCall) {

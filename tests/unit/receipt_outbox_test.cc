@@ -1,8 +1,13 @@
 // ReceiptOutbox (src/receiver/receipt_outbox.h): receipts issued together leave in one
-// `receipts` message, in issue order; a lone one keeps the `receipt` message.
+// `receipts` message, in issue order; a lone one keeps the `receipt` message; rungs issued
+// before a signing are signed as one group.
 #include "receiver/receipt_outbox.h"
 
 #include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+#include "sample_receipt.h"
 
 namespace writ::receiver {
 namespace {
@@ -51,6 +56,44 @@ TEST(ReceiptOutbox, MoreThanOneMessageHoldsAreSplitAndALoneRestIsAReceipt) {
       EXPECT_EQ(r->json, Json(next++));
   }
   EXPECT_EQ(next, n);
+}
+
+TEST(ReceiptOutbox, RungsIssuedBeforeASigningAreOneSignatureAndTheLastIsNotQueued) {
+  auto identity = receipt::Identity::Generate();
+  ASSERT_TRUE(identity.ok());
+  ReceiptSigner signer(*identity);
+  ReceiptOutbox box;
+  box.Issue(SampleReceipt(ReceiptRung::kReceived, "d"));
+  box.Issue(SampleReceipt(ReceiptRung::kValidated, "d"));
+  EXPECT_FALSE(box.empty());
+  const Receipt last = SampleReceipt(ReceiptRung::kValidated, "e");  // e.g. `retained`
+  auto signed_now = box.SignIssued(signer, &last);
+  ASSERT_TRUE(signed_now.ok()) << signed_now.status().ToString();
+  EXPECT_EQ(signer.signatures(), 1u);
+  EXPECT_EQ(signer.receipts_signed(), 3u);
+  ASSERT_EQ(signed_now->issued.size(), 2u);
+  std::vector<std::string> texts{signed_now->issued[0].json, signed_now->issued[1].json,
+                                 signed_now->with};
+  for (size_t i = 0; i < texts.size(); ++i) {
+    SCOPED_TRACE(i);
+    auto parsed = ReceiptFromJson(texts[i]);
+    ASSERT_TRUE(parsed.ok()) << parsed.status().ToString();
+    EXPECT_TRUE(VerifyReceipt(*parsed).ok());
+    EXPECT_EQ(nlohmann::json::parse(texts[i])["signature"]["leaf_index"], i);
+  }
+  // The issued ones are queued, in order; `with` is the caller's to send once recorded.
+  auto out = box.Take();
+  ASSERT_EQ(out.size(), 1u);
+  const auto& batch = std::get<protocol::Receipts>(out[0]).receipts;
+  ASSERT_EQ(batch.size(), 2u);
+  EXPECT_EQ(batch[0].json, texts[0]);
+  EXPECT_EQ(batch[1].json, texts[1]);
+  EXPECT_TRUE(box.empty());
+  // Nothing issued: nothing signed.
+  auto nothing = box.SignIssued(signer);
+  ASSERT_TRUE(nothing.ok());
+  EXPECT_TRUE(nothing->issued.empty());
+  EXPECT_EQ(signer.signatures(), 1u);
 }
 
 }  // namespace
