@@ -1,0 +1,77 @@
+#include "sender/mapping_guard.h"
+
+#include <setjmp.h>
+#include <signal.h>
+
+#include <atomic>
+#include <mutex>
+
+namespace writ::sender {
+namespace {
+
+struct Guard {
+  sigjmp_buf resume;
+  const uint8_t* begin = nullptr;
+  const uint8_t* end = nullptr;
+};
+
+// Set only around a guarded read, on the reading thread (so touched before any SIGBUS it
+// could see: the handler never allocates the thread's TLS).
+thread_local Guard* active_guard = nullptr;
+struct sigaction previous_action {};
+std::once_flag install_once;
+
+void OnSigbus(int signal, siginfo_t* info, void* context) {
+  const Guard* guard = active_guard;
+  const auto* at = static_cast<const uint8_t*>(info->si_addr);
+  if (guard != nullptr && at >= guard->begin && at < guard->end) {
+    siglongjmp(const_cast<Guard*>(guard)->resume, 1);
+  }
+  // Not a guarded read: what would have happened without this handler.
+  if ((previous_action.sa_flags & SA_SIGINFO) != 0) {
+    previous_action.sa_sigaction(signal, info, context);
+    return;
+  }
+  if (previous_action.sa_handler != SIG_DFL && previous_action.sa_handler != SIG_IGN) {
+    previous_action.sa_handler(signal);
+    return;
+  }
+  struct sigaction fallback {};
+  fallback.sa_handler = SIG_DFL;
+  sigemptyset(&fallback.sa_mask);
+  (void)sigaction(SIGBUS, &fallback, nullptr);
+  (void)raise(SIGBUS);  // delivered on return (re-run fault or not): the default action
+}
+
+}  // namespace
+
+bool MappingGuardReady() {
+  std::call_once(install_once, [] {
+    struct sigaction ours {};
+    ours.sa_sigaction = OnSigbus;
+    ours.sa_flags = SA_SIGINFO | SA_ONSTACK;
+    sigemptyset(&ours.sa_mask);
+    (void)sigaction(SIGBUS, &ours, &previous_action);
+  });
+  struct sigaction now {};
+  if (sigaction(SIGBUS, nullptr, &now) != 0) return false;
+  return (now.sa_flags & SA_SIGINFO) != 0 && now.sa_sigaction == OnSigbus;
+}
+
+bool GuardedUpdate(vocabulary::Digester& digester, std::span<const uint8_t> bytes) {
+  Guard guard;
+  guard.begin = bytes.data();
+  guard.end = bytes.data() + bytes.size();
+  if (sigsetjmp(guard.resume, 1) != 0) {  // a page past the file's end
+    active_guard = nullptr;
+    return false;
+  }
+  active_guard = &guard;
+  std::atomic_signal_fence(std::memory_order_seq_cst);
+  digester.Update(bytes);
+  std::atomic_signal_fence(std::memory_order_seq_cst);
+  active_guard = nullptr;
+  return true;
+}
+
+}  // namespace writ::sender
