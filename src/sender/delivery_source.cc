@@ -105,10 +105,9 @@ Status DeliverySource::Fold(vocabulary::Digester& digester, uint64_t offset, uin
       return Status::InvalidArgument("digest past the end of the delivery");
     }
     if (!GuardedUpdate(digester, mapped_.subspan(offset, length))) {
-      return Status::Io(
-          "the delivery's file shrank while it was being sent (its mapping ends "
-          "before byte " +
-          std::to_string(offset + length) + ")");
+      return Status::Io("the delivery's file shrank while it was being sent (bytes " +
+                        std::to_string(offset) + " to " + std::to_string(offset + length) +
+                        " are no longer all in it)");
     }
     return Status::Ok();
   }
