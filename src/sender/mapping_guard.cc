@@ -51,7 +51,9 @@ bool MappingGuardReady() {
     ours.sa_sigaction = OnSigbus;
     ours.sa_flags = SA_SIGINFO | SA_ONSTACK;
     sigemptyset(&ours.sa_mask);
-    (void)sigaction(SIGBUS, &ours, &previous_action);
+    // The previous action is read before ours can run.
+    if (sigaction(SIGBUS, nullptr, &previous_action) != 0) return;
+    (void)sigaction(SIGBUS, &ours, nullptr);
   });
   struct sigaction now {};
   if (sigaction(SIGBUS, nullptr, &now) != 0) return false;
