@@ -15,23 +15,27 @@ struct Guard {
   const uint8_t* end = nullptr;
 };
 
-// Set only around a guarded read, on the reading thread (so touched before any SIGBUS it
-// could see: the handler never allocates the thread's TLS).
+// Set only around a guarded read, on the reading thread.
 thread_local Guard* active_guard = nullptr;
+// Threads inside a guarded read: while none is, the handler leaves the TLS alone (in a
+// dlopen'd module a thread's first TLS access may allocate, which a handler must not).
+std::atomic<int> guarded_reads{0};
 struct sigaction previous_action {};
 std::once_flag install_once;
 
 void OnSigbus(int signal, siginfo_t* info, void* context) {
-  const Guard* guard = active_guard;
-  const auto* at = static_cast<const uint8_t*>(info->si_addr);
-  if (guard != nullptr && at >= guard->begin && at < guard->end) {
-    siglongjmp(const_cast<Guard*>(guard)->resume, 1);
+  const bool fault = info->si_code > 0;  // raised by the kernel, not sent: si_addr is set
+  const Guard* guard = fault && guarded_reads.load() > 0 ? active_guard : nullptr;
+  if (guard != nullptr) {
+    const auto* at = static_cast<const uint8_t*>(info->si_addr);
+    if (at >= guard->begin && at < guard->end) siglongjmp(const_cast<Guard*>(guard)->resume, 1);
   }
   // Not a guarded read: what would have happened without this handler.
   if ((previous_action.sa_flags & SA_SIGINFO) != 0) {
     previous_action.sa_sigaction(signal, info, context);
     return;
   }
+  if (previous_action.sa_handler == SIG_IGN && !fault) return;  // a sent SIGBUS, ignored
   if (previous_action.sa_handler != SIG_DFL && previous_action.sa_handler != SIG_IGN) {
     previous_action.sa_handler(signal);
     return;
@@ -66,12 +70,13 @@ bool GuardedUpdate(vocabulary::Digester& digester, std::span<const uint8_t> byte
   guard.end = bytes.data() + bytes.size();
   if (sigsetjmp(guard.resume, 1) != 0) {  // a page past the file's end
     active_guard = nullptr;
+    guarded_reads.fetch_sub(1);
     return false;
   }
   active_guard = &guard;
-  std::atomic_signal_fence(std::memory_order_seq_cst);
+  guarded_reads.fetch_add(1);
   digester.Update(bytes);
-  std::atomic_signal_fence(std::memory_order_seq_cst);
+  guarded_reads.fetch_sub(1);
   active_guard = nullptr;
   return true;
 }
