@@ -584,9 +584,14 @@ Status DeliveryRun::RetryOrFail(WriteSlot& slot) {
   }
   write_failed_ = true;
   const WorkCompletionRecord& wc = out_.work_completions.back();
-  return Broken(Status::Transport("chunk " + std::to_string(slot.chunk) + " failed: " + wc.status +
-                                  " (" + wc.provider_error + ") after " +
-                                  std::to_string(slot.attempt) + " attempt(s)"));
+  std::string why = "chunk " + std::to_string(slot.chunk) + " failed: " + wc.status + " (" +
+                    wc.provider_error + ") after " + std::to_string(slot.attempt) + " attempt(s)";
+  // A zero-copy write from a file truncated meanwhile fails in the transport (tcp: EFAULT).
+  if (auto now = prepared_.source->CurrentKey(); now.ok() && now->size < out_.delivery.bytes) {
+    why += "; the delivery's file shrank while it was being sent (now " +
+           std::to_string(now->size) + " bytes)";
+  }
+  return Broken(Status::Transport(why));
 }
 
 Status DeliveryRun::Quiesce(std::chrono::milliseconds timeout) {
