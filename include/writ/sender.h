@@ -25,7 +25,10 @@ namespace sender {
 struct TestSeams;  // src/sender/test_seams.h
 }  // namespace sender
 
-// Where the writes read the delivery's bytes from.
+// Where the writes read the delivery's bytes from. A zero-copy file is also digested from
+// its mapping: the first such delivery installs a process-wide SIGBUS handler (chained to the
+// one it replaces) so that a file truncated during the send fails the delivery, not the
+// process (docs/architecture.md, "Source path").
 enum class SourcePath : uint8_t {
   kAuto,      // zero-copy for regular files and SendBytes of at least kZeroCopyMinBytes
   kZeroCopy,  // the file mapping (or the caller's bytes) registered as the source

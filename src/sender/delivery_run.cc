@@ -40,6 +40,8 @@ constexpr std::chrono::milliseconds kRefusalGrace{200};
 // Idle polls with writes in flight before each poll also naps this long on the control fd.
 constexpr uint32_t kSpinsBeforeNap = 32;
 constexpr std::chrono::microseconds kNap{20};
+// A staged chunk is read and digested in pieces this size, so each is hashed from the cache.
+constexpr size_t kFoldPiece = 256 << 10;
 using protocol::RefuseReason;
 
 int RungOrder(ReceiptRung rung) {
@@ -280,6 +282,22 @@ Status DeliveryRun::Step() {
   return Status::Ok();
 }
 
+// Reads `chunk` into its staging slot. When it is the digest's next chunk, each piece is
+// folded right after it is read, while it is still in the cache: the source is read once.
+Status DeliveryRun::Stage(uint64_t chunk, std::span<uint8_t> bytes) {
+  PreparedDelivery& p = prepared_;
+  const uint64_t offset = chunk * chunk_size_;
+  if (!p.digester || p.digested_chunks != chunk) return p.source->Read(offset, bytes);
+  for (size_t done = 0; done < bytes.size();) {
+    const std::span<uint8_t> piece = bytes.subspan(done, std::min(kFoldPiece, bytes.size() - done));
+    WRIT_RETURN_IF_ERROR(p.source->Read(offset + done, piece));
+    p.digester->Update(piece);
+    done += piece.size();
+  }
+  ++p.digested_chunks;
+  return Status::Ok();
+}
+
 // Folds chunks up to and including `chunk` into the delivery's digest, in chunk order.
 // `staged` holds that chunk's bytes when they were just read; an earlier chunk not folded
 // yet (granted out of order) is read from the source.
@@ -459,7 +477,7 @@ Status DeliveryRun::PostReady() {
     const uint8_t* read = nullptr;
     if (slot.staged) {
       std::span<uint8_t> bytes(link_.staging_slot(i), slot.length);
-      WRIT_RETURN_IF_ERROR(prepared_.source->Read(chunk * chunk_size_, bytes));
+      if (Status staged = Stage(chunk, bytes); !staged.ok()) return Fail(staged);
       read = bytes.data();
       if (corrupt) {
         if (Status folded = FoldThrough(chunk, read); !folded.ok()) return Fail(folded);
@@ -566,9 +584,14 @@ Status DeliveryRun::RetryOrFail(WriteSlot& slot) {
   }
   write_failed_ = true;
   const WorkCompletionRecord& wc = out_.work_completions.back();
-  return Broken(Status::Transport("chunk " + std::to_string(slot.chunk) + " failed: " + wc.status +
-                                  " (" + wc.provider_error + ") after " +
-                                  std::to_string(slot.attempt) + " attempt(s)"));
+  std::string why = "chunk " + std::to_string(slot.chunk) + " failed: " + wc.status + " (" +
+                    wc.provider_error + ") after " + std::to_string(slot.attempt) + " attempt(s)";
+  // A zero-copy write from a file truncated meanwhile fails in the transport (tcp: EFAULT).
+  if (auto now = prepared_.source->CurrentKey(); now.ok() && now->size < out_.delivery.bytes) {
+    why += "; the delivery's file shrank while it was being sent (now " +
+           std::to_string(now->size) + " bytes)";
+  }
+  return Broken(Status::Transport(why));
 }
 
 Status DeliveryRun::Quiesce(std::chrono::milliseconds timeout) {

@@ -8,6 +8,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -114,6 +115,7 @@ class DeliveryRun {
   Status SendTransportReceiptAndCommit();
   Status ReadControl(std::chrono::microseconds wait);
   Status PostReady();
+  Status Stage(uint64_t chunk, std::span<uint8_t> bytes);
   Status FoldThrough(uint64_t chunk, const uint8_t* staged);
   Status FinishDigest();
   Status Post(WriteSlot& slot, size_t index);

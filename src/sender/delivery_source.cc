@@ -16,6 +16,7 @@
 #include "common/io_buffer.h"
 #include "common/mutex.h"
 #include "common/unlinked_file.h"
+#include "sender/mapping_guard.h"
 #include "vocabulary/digest.h"
 
 namespace writ::sender {
@@ -97,6 +98,17 @@ Status DeliverySource::Fold(vocabulary::Digester& digester, uint64_t offset, uin
       return Status::InvalidArgument("digest past the end of the delivery");
     }
     digester.Update(mapped_.subspan(offset, length));
+    return Status::Ok();
+  }
+  if (owns_mapping_ && MappingGuardReady()) {  // the transport's source: no second copy
+    if (offset > size_ || length > size_ - offset) {
+      return Status::InvalidArgument("digest past the end of the delivery");
+    }
+    if (!GuardedUpdate(digester, mapped_.subspan(offset, length))) {
+      return Status::Io("the delivery's file shrank while it was being sent (bytes " +
+                        std::to_string(offset) + " to " + std::to_string(offset + length) +
+                        " are no longer all in it)");
+    }
     return Status::Ok();
   }
   if (fold_block_.size() == 0 && length > 0) fold_block_ = IoBuffer(kDigestBlock);

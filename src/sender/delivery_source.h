@@ -46,9 +46,10 @@ class DeliverySource {
   const std::string& name() const { return name_; }
   // A regular file (not spooled standard input): Map() may succeed.
   bool mappable() const { return regular_file_ && fd_ >= 0; }
-  // Maps the whole file read-only, as the source of the transport's writes. writ itself
-  // never reads the mapping (Digest, Fold and Read use pread), so a file truncated meanwhile is
-  // an error, not a SIGBUS; see docs/architecture.md for what the transport does then.
+  // Maps the whole file read-only, as the source of the transport's writes. Fold digests the
+  // mapping under a SIGBUS guard (mapping_guard.h); Digest and Read use pread. Either way a
+  // file truncated meanwhile is an error, not a crash; docs/architecture.md says what the
+  // transport does then.
   Status Map();
   // The mapped bytes; empty when not mapped.
   std::span<const uint8_t> mapped() const { return mapped_; }
@@ -60,8 +61,8 @@ class DeliverySource {
   // The whole source's digest, in bounded memory (a delivery digests with Fold instead).
   Result<std::vector<uint8_t>> Digest(Rule rule) const;
   Status Read(uint64_t offset, std::span<uint8_t> out) const;
-  // Feeds [offset, offset + length) to `digester`: caller memory directly, a file through
-  // pread into a cache-sized block (never through the mapping: see Read).
+  // Feeds [offset, offset + length) to `digester`: caller memory and a mapped file directly
+  // (the mapping under a SIGBUS guard), any other file through pread into a cache-sized block.
   Status Fold(vocabulary::Digester& digester, uint64_t offset, uint64_t length);
 
   // The region lengths of a scatter-gather source, in order; empty otherwise.

@@ -6,11 +6,14 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <cstdlib>
 #include <fstream>
 #include <string>
 #include <vector>
 
 #include "random_bytes.h"
+#include "sender/mapping_guard.h"
 #include "temp_dir.h"
 #include "vocabulary/digest.h"
 
@@ -68,6 +71,63 @@ TEST(DeliverySource, AFileThatShrankIsAnErrorNotADigest) {
   ASSERT_FALSE(digest.ok());
   EXPECT_NE(digest.status().message().find("shrank"), std::string::npos)
       << digest.status().ToString();
+}
+
+// Folding a mapped file reads the mapping (no second copy by pread): the same digest at any
+// split, and a file truncated after the mapping is an error naming it, not a SIGBUS.
+TEST(DeliverySource, FoldingAMappedFileMatchesADigestOfTheBytesAtAnySplit) {
+  ASSERT_TRUE(MappingGuardReady()) << "writ's SIGBUS handler could not be installed";
+  const auto bytes = RandomBytes((size_t{3} << 20) + 4097);
+  TempFile file(bytes);
+  auto source = DeliverySource::Open(file.path());
+  ASSERT_TRUE(source.ok()) << source.status().ToString();
+  ASSERT_TRUE(source->Map().ok());
+  ASSERT_FALSE(source->mapped().empty());
+  for (const uint64_t piece : {uint64_t{1} << 20, uint64_t{4099}, uint64_t{bytes.size()}}) {
+    auto digester = vocabulary::Digester::Create(Rule::kXxh3_128);
+    ASSERT_TRUE(digester.ok());
+    for (uint64_t at = 0; at < bytes.size(); at += piece) {
+      const uint64_t n = std::min<uint64_t>(piece, bytes.size() - at);
+      ASSERT_TRUE(source->Fold(**digester, at, n).ok()) << "piece " << piece;
+    }
+    EXPECT_EQ((*digester)->Finish(), DigestOf(bytes, Rule::kXxh3_128)) << "piece " << piece;
+  }
+}
+
+TEST(DeliverySource, FoldingAMappedFileThatShrankIsAnErrorNotASigbus) {
+  TempFile file(RandomBytes(size_t{2} << 20));
+  auto source = DeliverySource::Open(file.path());
+  ASSERT_TRUE(source.ok());
+  ASSERT_TRUE(source->Map().ok());
+  ASSERT_EQ(truncate(file.path().c_str(), 1 << 20), 0);  // after the mapping
+  auto digester = vocabulary::Digester::Create(Rule::kXxh3_128);
+  ASSERT_TRUE(digester.ok());
+  EXPECT_TRUE(source->Fold(**digester, 0, 1 << 20).ok()) << "the bytes still in the file";
+  const Status past_end = source->Fold(**digester, 1 << 20, 1 << 20);
+  ASSERT_FALSE(past_end.ok());
+  EXPECT_EQ(past_end.code(), ErrorCode::kIo) << past_end.ToString();
+  EXPECT_NE(past_end.message().find("shrank while it was being sent"), std::string::npos)
+      << past_end.ToString();
+  // The guard is per read: the next read of the same shrunken mapping fails the same way.
+  EXPECT_FALSE(source->Fold(**digester, (1 << 20) + 4096, 4096).ok());
+}
+
+// Only guarded reads are caught: any other SIGBUS still ends the process as before.
+TEST(DeliverySourceDeathTest, ASigbusOutsideAGuardedReadIsNotSwallowed) {
+  ASSERT_TRUE(MappingGuardReady());
+  TempFile file(RandomBytes(size_t{64} << 10));
+  auto source = DeliverySource::Open(file.path());
+  ASSERT_TRUE(source.ok());
+  ASSERT_TRUE(source->Map().ok());
+  ASSERT_EQ(truncate(file.path().c_str(), 0), 0);
+  const uint8_t* past_end = source->mapped().data() + 8192;
+  EXPECT_DEATH(
+      {
+        volatile uint8_t byte = *past_end;  // unguarded: SIGBUS
+        (void)byte;
+        std::_Exit(0);
+      },
+      "");
 }
 
 }  // namespace

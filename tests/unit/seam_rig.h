@@ -82,12 +82,14 @@ class SeamRig {
   // One delivery of `bytes` over the session, as Sender::Impl runs it: a broken session
   // closes its fabric before the source goes away.
   DeliveryOutcome Deliver(std::span<const uint8_t> bytes, const DeliveryOptions& options) {
+    return Deliver(sender::DeliverySource::FromBytes(bytes, options.id), options);
+  }
+  DeliveryOutcome Deliver(sender::DeliverySource source, const DeliveryOptions& options) {
     DeliveryOutcome out;
     out.status = sender::CheckDeliveryOptions(options);
     if (!out.status.ok()) return out;
     sender::PreparedDelivery prepared;
-    out.status = sender::Prepare(sender::DeliverySource::FromBytes(bytes, options.id), options,
-                                 nullptr, out, prepared);
+    out.status = sender::Prepare(std::move(source), options, nullptr, out, prepared);
     if (!out.status.ok()) return out;
     sender::DeliveryRun run(*link_, nullptr, options, prepared, out, last_id_);
     out.status = run.Run();
