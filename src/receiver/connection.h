@@ -156,7 +156,7 @@ class Connection {
   std::map<uint16_t, std::string> tag_owner_;  // notification tag -> its delivery
   std::unique_ptr<StandingRing> ring_;         // granted after the first admitted delivery
   bool ring_tried_ = false;
-  ReceiptOutbox outbox_;                       // signed, not yet sent
+  ReceiptOutbox outbox_;  // signed, not yet sent
   std::vector<uint32_t> notifications_;
   std::atomic<bool> finished_{false};
   bool peer_gone_ = false;  // the sender closed after committing

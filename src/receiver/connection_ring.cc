@@ -17,8 +17,8 @@ Status Connection::MaybeGrantRing() {
                                  opt.window_pool_bytes, opt.ring_slots, opt.ring_slot_size);
   if (!ring.ok()) {
     // Not an error: this connection's deliveries keep the announce/grant path.
-    Tell("connection from " + channel_.peer() + " gets no standing window: " +
-         ring.status().message());
+    Tell("connection from " + channel_.peer() +
+         " gets no standing window: " + ring.status().message());
     return Status::Ok();
   }
   ring_ = std::move(ring).value();
@@ -34,8 +34,8 @@ Status Connection::OnDeliver(const protocol::Deliver& m) {
   }
   if (auto why = ring_->WhyNot(m.slot, m.announce.bytes)) {
     // The slot is left as it is: it may hold another delivery's bytes.
-    const bool in_use = m.slot < ring_->Describe().slot_count && m.announce.bytes <=
-                                                                     ring_->Describe().slot_size;
+    const bool in_use =
+        m.slot < ring_->Describe().slot_count && m.announce.bytes <= ring_->Describe().slot_size;
     return Refuse(id, in_use ? RefuseReason::kConflictingId : RefuseReason::kMalformed,
                   "deliver " + id + " refused: " + *why);
   }
@@ -82,8 +82,8 @@ Status Connection::ConsumeSlot(const std::string& id) {
   p->last_progress = Clock::now();
   Status consumed = p->delivery->ConsumeCopy(std::move(bytes));
   if (consumed.ok()) return Status::Ok();
-  Status told = Refuse(id, ReasonFor(consumed), "storing delivery " + id + " failed: " +
-                                                    consumed.message());
+  Status told =
+      Refuse(id, ReasonFor(consumed), "storing delivery " + id + " failed: " + consumed.message());
   EndDelivery(id);
   return told;
 }

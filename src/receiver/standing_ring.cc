@@ -26,18 +26,17 @@ Result<std::unique_ptr<StandingRing>> StandingRing::Open(
     budget.fetch_sub(bytes);
     return Status::Internal("mapping a ring of " + std::to_string(bytes) + " bytes failed");
   }
-  std::unique_ptr<StandingRing> ring(new StandingRing(
-      router, budget, static_cast<uint8_t*>(mapped), bytes, slot_count, slot_size));
-  WRIT_ASSIGN_OR_RETURN(ring->region_,
-                        node.Register(mapped, bytes, fabric::Access::kRemoteWrite));
+  std::unique_ptr<StandingRing> ring(new StandingRing(router, budget, static_cast<uint8_t*>(mapped),
+                                                      bytes, slot_count, slot_size));
+  WRIT_ASSIGN_OR_RETURN(ring->region_, node.Register(mapped, bytes, fabric::Access::kRemoteWrite));
   auto tag = router.Bind(std::move(inbox));
   if (!tag) return Status::Refused("no notification tag is free for a ring");
   ring->tag_ = *tag;
   return ring;
 }
 
-StandingRing::StandingRing(NotificationRouter& router, std::atomic<uint64_t>& budget,
-                           uint8_t* base, uint64_t bytes, uint32_t slot_count, uint64_t slot_size)
+StandingRing::StandingRing(NotificationRouter& router, std::atomic<uint64_t>& budget, uint8_t* base,
+                           uint64_t bytes, uint32_t slot_count, uint64_t slot_size)
     : router_(router),
       budget_(budget),
       base_(base),

@@ -230,10 +230,13 @@ Status DeliveryRun::DeliverInSlot(uint32_t slot) {
     deliver.commit_signature = std::move(commit.signature);
   }
   pending_deliver_ = std::move(deliver);
-  grants_[ring.window_id] = protocol::Grant{
-      out_.delivery.id,           ring.window_id, ring.remote_address + uint64_t{slot} * ring.slot_size,
-      ring.key,                   ring.slot_size, 0,
-      1};
+  grants_[ring.window_id] = protocol::Grant{out_.delivery.id,
+                                            ring.window_id,
+                                            ring.remote_address + uint64_t{slot} * ring.slot_size,
+                                            ring.key,
+                                            ring.slot_size,
+                                            0,
+                                            1};
   ready_.emplace_back(0, ring.window_id);
   return PostReady();
 }

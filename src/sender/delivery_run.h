@@ -153,8 +153,8 @@ class DeliveryRun {
   size_t ready_next_ = 0;
   uint64_t chunks_done_ = 0;
   uint64_t bytes_done_ = 0;
-  uint32_t idle_spins_ = 0;  // polls in a row that found no completion
-  std::optional<uint32_t> ring_slot_;               // the ring slot it was written into
+  uint32_t idle_spins_ = 0;                           // polls in a row that found no completion
+  std::optional<uint32_t> ring_slot_;                 // the ring slot it was written into
   std::optional<protocol::Deliver> pending_deliver_;  // sent once its write is posted
   bool announced_ = false;
   bool commit_sent_ = false;

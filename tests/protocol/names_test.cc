@@ -108,10 +108,9 @@ TEST(Names, RefuseReasons) {
 }
 
 TEST(Names, MessageTypesFollowTheVariantOrder) {
-  const std::string_view expected[] = {"hello",    "announce", "grant",   "commit",
-                                       "receipt",  "refuse",   "abort",   "query",
-                                       "query-answer", "receipts", "ring", "deliver",
-                                       "slots-free"};
+  const std::string_view expected[] = {
+      "hello", "announce",     "grant",    "commit", "receipt", "refuse",    "abort",
+      "query", "query-answer", "receipts", "ring",   "deliver", "slots-free"};
   const auto samples = testing::AllSamples();
   ASSERT_EQ(samples.size(), std::size(expected));
   for (size_t i = 0; i < samples.size(); ++i) {

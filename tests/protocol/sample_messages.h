@@ -82,9 +82,9 @@ inline Deliver SampleDeliver() {
 inline SlotsFree SampleSlotsFree() { return SlotsFree{9, {3, 5}}; }
 
 inline std::vector<Message> AllSamples() {
-  return {SampleHello(),    SampleAnnounce(), SampleGrant(),   SampleCommit(), SampleReceipt(),
-          SampleRefuse(),   SampleAbort(),    SampleQuery(),   SampleQueryAnswer(),
-          SampleReceipts(), SampleRing(),     SampleDeliver(), SampleSlotsFree()};
+  return {SampleHello(),  SampleAnnounce(), SampleGrant(),    SampleCommit(),      SampleReceipt(),
+          SampleRefuse(), SampleAbort(),    SampleQuery(),    SampleQueryAnswer(), SampleReceipts(),
+          SampleRing(),   SampleDeliver(),  SampleSlotsFree()};
 }
 
 }  // namespace writ::protocol::testing
