@@ -251,9 +251,8 @@ Status Connection::OnAnnounce(const protocol::Announce& a, bool bytes_in_slot) {
   auto admitted = AdmittedDelivery::Claim(core_, a, sender_);
   if (auto* refusal = std::get_if<protocol::Refuse>(&admitted)) return Send(*refusal);
   // An upgrade is a fresh delivery into the stronger class (docs/retention.md).
-  WRIT_RETURN_IF_ERROR(BeginDelivery(a, std::move(std::get<AdmittedDelivery>(admitted)),
-                                     held_already && !upgrade, upgrade));
-  return Find(a.delivery_id) != nullptr ? MaybeGrantRing() : Status::Ok();
+  return BeginDelivery(a, std::move(std::get<AdmittedDelivery>(admitted)), held_already && !upgrade,
+                       upgrade);
 }
 
 std::optional<protocol::Refuse> Connection::CheckSender(const protocol::Announce& a) {
@@ -604,6 +603,8 @@ Status Connection::Finish(const std::string& id) {
   EndDelivery(id);
   core_.shutdown.NoteDrained(a.delivery_id);
   NoteRetained(a.delivery_id);
+  // The connection's first retained delivery earns it a ring, told before that receipt.
+  WRIT_RETURN_IF_ERROR(MaybeGrantRing());
   outbox_.Add(a.delivery_id, json);
   return FlushReceipts();  // with the rungs reached in the same pass
 }

@@ -216,7 +216,10 @@ Status DeliveryRun::DeliverInSlot(uint32_t slot) {
   out_.source_note = "standing window: ring slot " + std::to_string(slot);
   // Read once into the registered slot staging, digested from there.
   const std::span<uint8_t> staged(link_.ring().slot(slot), bytes);
-  WRIT_RETURN_IF_ERROR(prepared_.source->Read(0, staged));
+  if (Status read = prepared_.source->Read(0, staged); !read.ok()) {
+    link_.ring().Free(protocol::SlotsFree{ring.window_id, {slot}});  // nothing was written
+    return read;
+  }
   if (Status folded = FoldThrough(0, staged.data()); !folded.ok()) return Fail(folded);
   if (Status digested = FinishDigest(); !digested.ok()) return Fail(digested);
   protocol::Deliver deliver;

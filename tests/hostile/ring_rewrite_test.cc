@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <iterator>
 #include <set>
@@ -33,6 +34,7 @@ class RingRewrite : public ::testing::TestWithParam<std::string> {
   void SetUp() override {
     REQUIRE_OR_FAIL(ProviderAvailable(GetParam()),
                     "provider " << GetParam() << " is not available here");
+    std::filesystem::create_directories(dir_.File("out"));
     serve_ = Serve::Start(GetParam(), {"--out", dir_.File("out")});
     ASSERT_TRUE(serve_);
     SessionOptions options;
