@@ -603,7 +603,7 @@ Status Connection::Finish(const std::string& id) {
   EndDelivery(id);
   core_.shutdown.NoteDrained(a.delivery_id);
   NoteRetained(a.delivery_id);
-  // The connection's first retained delivery earns it a ring, told before that receipt.
+  // The connection's first retained delivery earns it a ring, told before its receipts.
   WRIT_RETURN_IF_ERROR(MaybeGrantRing());
   outbox_.Add(a.delivery_id, json);
   return FlushReceipts();  // with the rungs reached in the same pass
