@@ -89,6 +89,13 @@ struct ReceiverOptions {
   // a core kept busy even when idle (docs/cli.md). Default: blocking.
   bool busy_poll = false;
   uint32_t max_connections = 64;
+  // Standing windows (docs/protocol.md, "Standing windows"): a connection that has had a
+  // delivery admitted is granted one ring of `ring_slots` slots of `ring_slot_size` bytes,
+  // which its sender writes small deliveries into without an announce/grant round trip.
+  // Registered once per connection; all rings together hold at most window_pool_bytes
+  // (docs/security.md). 0 slots: no rings.
+  uint32_t ring_slots = 64;
+  uint64_t ring_slot_size = 64ull << 10;
   // Limits, each enforced with a named refusal. A "sender" is its announce key when
   // senders authenticate (--allow), else its host.
   uint32_t max_message_bytes = 1 << 20;      // one control frame (an announce included)

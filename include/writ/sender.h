@@ -73,6 +73,7 @@ struct SendOptions {
   // chunks are written and sent with the commit.
   std::vector<uint8_t> digest;
   bool busy_poll = false;  // as SessionOptions::busy_poll
+  bool ring = true;        // as SessionOptions::ring
 };
 
 // One completion record as the sender read it. On an error record only
@@ -105,6 +106,10 @@ struct SessionOptions {
   // the core between polls) instead of sleeping on wait objects: lower latency for a
   // busy core (docs/cli.md). Default: blocking.
   bool busy_poll = false;
+  // Standing windows (docs/protocol.md): once the receiver grants a ring, a delivery that
+  // fits one of its slots is written at once, announced and committed in one message, with
+  // no announce/grant round trip. False: every delivery takes the announce path.
+  bool ring = true;
 };
 
 // What each delivery of a session chooses for itself.
@@ -139,6 +144,9 @@ struct DeliveryOutcome {
   // True when this send wrote bytes to the receiver: false when the receiver already held
   // the same content, and on a failure before any chunk write completed.
   bool bytes_moved = false;
+  // Written into a slot of the receiver's standing window (ring): announced and committed in
+  // one `deliver` message, without an announce/grant round trip.
+  bool ring = false;
   // Where the digest came from: "given" (the caller's), "cached" (an unchanged file sent
   // before; both announced), or "computed" (while the chunks were written; in the commit).
   std::string digest_source;

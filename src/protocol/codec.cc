@@ -22,7 +22,10 @@ static_assert(std::is_same_v<std::variant_alternative_t<6, Message>, Abort>);
 static_assert(std::is_same_v<std::variant_alternative_t<7, Message>, Query>);
 static_assert(std::is_same_v<std::variant_alternative_t<8, Message>, QueryAnswer>);
 static_assert(std::is_same_v<std::variant_alternative_t<9, Message>, Receipts>);
-static_assert(std::variant_size_v<Message> == 10);
+static_assert(std::is_same_v<std::variant_alternative_t<10, Message>, Ring>);
+static_assert(std::is_same_v<std::variant_alternative_t<11, Message>, Deliver>);
+static_assert(std::is_same_v<std::variant_alternative_t<12, Message>, SlotsFree>);
+static_assert(std::variant_size_v<Message> == 13);
 
 void Put(WireWriter& w, const Hello& m) {
   w.U16(m.version);
@@ -100,6 +103,28 @@ void Put(WireWriter& w, const Query& m) {
 void Put(WireWriter& w, const QueryAnswer& m) {
   w.String(m.delivery_id);
   w.String(m.json);
+}
+
+void Put(WireWriter& w, const Ring& m) {
+  w.U32(m.window_id);
+  w.U64(m.remote_address);
+  w.U64(m.key);
+  w.U64(m.slot_size);
+  w.U32(m.slot_count);
+}
+
+// The announce last: its optional region table stays the payload's trailing field.
+void Put(WireWriter& w, const Deliver& m) {
+  w.U32(m.slot);
+  w.Bytes(m.digest);
+  w.Bytes(m.commit_signature);
+  Put(w, m.announce);
+}
+
+void Put(WireWriter& w, const SlotsFree& m) {
+  w.U32(m.window_id);
+  w.U32(static_cast<uint32_t>(m.slots.size()));
+  for (uint32_t slot : m.slots) w.U32(slot);
 }
 
 Result<Hello> GetHello(WireReader& r) {
@@ -225,6 +250,43 @@ Result<QueryAnswer> GetQueryAnswer(WireReader& r) {
   return m;
 }
 
+Result<Ring> GetRing(WireReader& r) {
+  Ring m;
+  WRIT_ASSIGN_OR_RETURN(m.window_id, r.U32("window_id"));
+  WRIT_ASSIGN_OR_RETURN(m.remote_address, r.U64("remote_address"));
+  WRIT_ASSIGN_OR_RETURN(m.key, r.U64("key"));
+  WRIT_ASSIGN_OR_RETURN(m.slot_size, r.U64("slot_size"));
+  WRIT_ASSIGN_OR_RETURN(m.slot_count, r.U32("slot_count"));
+  return m;
+}
+
+Result<Deliver> GetDeliver(WireReader& r) {
+  Deliver m;
+  WRIT_ASSIGN_OR_RETURN(m.slot, r.U32("slot"));
+  WRIT_ASSIGN_OR_RETURN(m.digest, r.Bytes("digest"));
+  WRIT_ASSIGN_OR_RETURN(m.commit_signature, r.Bytes("commit_signature"));
+  WRIT_ASSIGN_OR_RETURN(m.announce, GetAnnounce(r));
+  return m;
+}
+
+Result<SlotsFree> GetSlotsFree(WireReader& r) {
+  SlotsFree m;
+  WRIT_ASSIGN_OR_RETURN(m.window_id, r.U32("window_id"));
+  WRIT_ASSIGN_OR_RETURN(uint32_t count, r.U32("count"));
+  // Checked before anything is read: a count the frame cannot hold allocates nothing.
+  if (count == 0 || count > kMaxRingSlots || count > r.remaining() / 4) {
+    return Status::Malformed("slots-free.count: " + std::to_string(count) + ", expected 1 to " +
+                             std::to_string(kMaxRingSlots) + " and at most the " +
+                             std::to_string(r.remaining() / 4) + " slots the payload holds");
+  }
+  m.slots.reserve(count);
+  for (uint32_t i = 0; i < count; ++i) {
+    WRIT_ASSIGN_OR_RETURN(uint32_t slot, r.U32("slot"));
+    m.slots.push_back(slot);
+  }
+  return m;
+}
+
 template <typename T>
 Result<Message> AsMessage(Result<T> r) {
   if (!r.ok()) return r.status();
@@ -243,6 +305,9 @@ Result<Message> GetAny(MessageType type, WireReader& r) {
     case MessageType::kQuery: return AsMessage(GetQuery(r));
     case MessageType::kQueryAnswer: return AsMessage(GetQueryAnswer(r));
     case MessageType::kReceipts: return AsMessage(GetReceipts(r));
+    case MessageType::kRing: return AsMessage(GetRing(r));
+    case MessageType::kDeliver: return AsMessage(GetDeliver(r));
+    case MessageType::kSlotsFree: return AsMessage(GetSlotsFree(r));
   }
   return Status::Malformed("frame.type: unknown message type " +
                            std::to_string(static_cast<int>(type)));

@@ -27,7 +27,7 @@ constexpr NameTable<RefuseReason, 12> kRefuseReasons{{
     {RefuseReason::kShuttingDown, "shutting down"},
 }};
 
-constexpr NameTable<MessageType, 10> kMessageTypes{{
+constexpr NameTable<MessageType, 13> kMessageTypes{{
     {MessageType::kHello, "hello"},
     {MessageType::kAnnounce, "announce"},
     {MessageType::kGrant, "grant"},
@@ -38,6 +38,9 @@ constexpr NameTable<MessageType, 10> kMessageTypes{{
     {MessageType::kQuery, "query"},
     {MessageType::kQueryAnswer, "query-answer"},
     {MessageType::kReceipts, "receipts"},
+    {MessageType::kRing, "ring"},
+    {MessageType::kDeliver, "deliver"},
+    {MessageType::kSlotsFree, "slots-free"},
 }};
 
 }  // namespace

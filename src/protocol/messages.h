@@ -19,7 +19,9 @@ namespace writ::protocol {
 // 3: receipts ready at the same moment travel in one `receipts` message, and a receipt may
 // carry the group signature form ("ed25519-merkle-sha256"); the hello names how many
 // deliveries a connection may have in flight (max_in_flight).
-inline constexpr uint16_t kProtocolVersion = 3;
+// 4: standing windows: `ring`, `deliver` (announce and commit in one message, the bytes
+// written into a ring slot without a grant) and `slots-free`.
+inline constexpr uint16_t kProtocolVersion = 4;
 
 // The public vocabulary (include/writ/types.h), carried on the wire as one byte each.
 using Rule = ::writ::Rule;
@@ -160,8 +162,39 @@ struct QueryAnswer {
   bool operator==(const QueryAnswer&) const = default;
 };
 
+// server -> client: a standing window (docs/protocol.md, "Standing windows"): `slot_count`
+// slots of `slot_size` bytes at `remote_address` that this connection may write small
+// deliveries into without asking; each write's notification is window_id << 16 | slot.
+inline constexpr uint32_t kMaxRingSlots = 65536;  // 16 bits of notification index a slot
+struct Ring {
+  uint32_t window_id = 0;
+  uint64_t remote_address = 0;
+  uint64_t key = 0;
+  uint64_t slot_size = 0;
+  uint32_t slot_count = 0;
+  bool operator==(const Ring&) const = default;
+};
+
+// client -> server: a delivery written into ring slot `slot`, announced and committed at
+// once. `announce` is signed as an announce; `digest` and `commit_signature` are its
+// commit's (CommitSigningBytes of Commit{id, digest}, bound to the announce's nonce).
+struct Deliver {
+  uint32_t slot = 0;
+  std::vector<uint8_t> digest;
+  std::vector<uint8_t> commit_signature;
+  Announce announce;
+  bool operator==(const Deliver&) const = default;
+};
+
+// server -> client: ring slots copied out and cleared, free to be written again.
+struct SlotsFree {
+  uint32_t window_id = 0;
+  std::vector<uint32_t> slots;  // 1 to kMaxRingSlots
+  bool operator==(const SlotsFree&) const = default;
+};
+
 using Message = std::variant<Hello, Announce, Grant, Commit, Receipt, Refuse, Abort, Query,
-                             QueryAnswer, Receipts>;
+                             QueryAnswer, Receipts, Ring, Deliver, SlotsFree>;
 
 // The wire type code of each message; also the order of the variant plus one.
 enum class MessageType : uint8_t {
@@ -175,11 +208,14 @@ enum class MessageType : uint8_t {
   kQuery = 8,
   kQueryAnswer = 9,
   kReceipts = 10,
+  kRing = 11,
+  kDeliver = 12,
+  kSlotsFree = 13,
 };
 
 MessageType TypeOf(const Message& message);
 // "hello", "announce", "grant", "commit", "receipt", "refuse", "abort", "query", "query-answer",
-// "receipts".
+// "receipts", "ring", "deliver", "slots-free".
 std::string_view MessageTypeName(MessageType type);
 std::string_view MessageTypeName(const Message& message);
 

@@ -259,6 +259,59 @@ Status Check(const QueryAnswer& m, const Checker& c) {
   return c.JsonObject("json", m.json);
 }
 
+Status Check(const Ring& m, const Checker& c) {
+  if (m.window_id == 0 || m.window_id > 0xFFFF) {
+    return c.Fail("window_id", std::to_string(m.window_id) + ", expected 1 to 65535");
+  }
+  if (m.slot_size == 0) return c.Fail("slot_size", "0, must be at least 1");
+  if (m.slot_count == 0 || m.slot_count > kMaxRingSlots) {
+    return c.Fail("slot_count", std::to_string(m.slot_count) + ", expected 1 to " +
+                                    std::to_string(kMaxRingSlots));
+  }
+  if (m.slot_size > (UINT64_MAX - m.remote_address) / m.slot_count) {
+    return c.Fail("slot_count", std::to_string(m.slot_count) + " slots of " +
+                                    std::to_string(m.slot_size) + " bytes wrap past 2^64");
+  }
+  return Status::Ok();
+}
+
+// The slot's range against the ring is the receiver's check: only it knows its ring.
+Status Check(const Deliver& m, const Checker& c) {
+  if (m.slot >= kMaxRingSlots) {
+    return c.Fail("slot", std::to_string(m.slot) + ", a ring has at most " +
+                              std::to_string(kMaxRingSlots) + " slots");
+  }
+  const Announce& a = m.announce;
+  WRIT_RETURN_IF_ERROR(Check(a, c));  // names the rule the digest is checked against
+  if (a.bytes == 0) return c.Fail("bytes", "0, an empty delivery has nothing to write");
+  if (m.digest.size() != DigestSize(a.rule)) {
+    return c.Fail("digest", std::to_string(m.digest.size()) + " bytes, " +
+                                std::string(RuleName(a.rule)) + " needs " +
+                                std::to_string(DigestSize(a.rule)));
+  }
+  const size_t want = a.signature.empty() ? 0 : kSignatureBytes;
+  if (m.commit_signature.size() != want) {
+    return c.Fail("commit_signature", std::to_string(m.commit_signature.size()) + " bytes, " +
+                                          (want ? "a signed announce's commit has 64"
+                                                : "an unsigned announce's commit has 0"));
+  }
+  return Status::Ok();
+}
+
+Status Check(const SlotsFree& m, const Checker& c) {
+  if (m.window_id == 0 || m.window_id > 0xFFFF) {
+    return c.Fail("window_id", std::to_string(m.window_id) + ", expected 1 to 65535");
+  }
+  if (m.slots.empty() || m.slots.size() > kMaxRingSlots) {
+    return c.Fail("count", std::to_string(m.slots.size()) + ", expected 1 to " +
+                               std::to_string(kMaxRingSlots));
+  }
+  for (uint32_t slot : m.slots) {
+    if (slot >= kMaxRingSlots) return c.Fail("slot", std::to_string(slot) + ", out of range");
+  }
+  return Status::Ok();
+}
+
 }  // namespace
 
 Status Validate(const Message& message, const Limits& limits, bool parse_json) {

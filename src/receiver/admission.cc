@@ -121,6 +121,16 @@ bool HeldForThisSender(const store::RetainedDelivery& held, const std::string& i
   return !held.meta.sender.empty() && held.meta.sender == identity;
 }
 
+RefuseReason ReasonFor(const Status& status) {
+  switch (status.code()) {
+    case ErrorCode::kRefused: return RefuseReason::kSpace;
+    case ErrorCode::kRetention:
+    case ErrorCode::kIo: return RefuseReason::kRetention;
+    case ErrorCode::kValidation: return RefuseReason::kValidation;
+    default: return RefuseReason::kInternal;
+  }
+}
+
 Verdict CommitUsable(const Announce& a, const protocol::Commit& c, const std::string& receiver_id) {
   if (a.sender_key.empty() != c.signature.empty()) {
     return protocol::Refuse{

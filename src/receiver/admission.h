@@ -52,6 +52,9 @@ Verdict SameContentAsHeld(const protocol::Announce& a, const store::RetainedDeli
 bool UpgradesHeld(const protocol::Announce& a, const store::RetainedDelivery& held);
 bool HeldForThisSender(const store::RetainedDelivery& held, const std::string& identity);
 
+// The refusal reason for a failed store or validation step.
+protocol::RefuseReason ReasonFor(const Status& status);
+
 // The commit: signed by the announce's key when the announce was signed (over
 // CommitSigningBytes for `receiver_id`), its digest fits the rule and, when the announce
 // carried one, equals it.

@@ -20,15 +20,7 @@ namespace {
 using protocol::RefuseReason;
 using namespace std::chrono_literals;
 
-RefuseReason ReasonFor(const Status& status) {
-  switch (status.code()) {
-    case ErrorCode::kRefused: return RefuseReason::kSpace;
-    case ErrorCode::kRetention:
-    case ErrorCode::kIo: return RefuseReason::kRetention;
-    case ErrorCode::kValidation: return RefuseReason::kValidation;
-    default: return RefuseReason::kInternal;
-  }
-}
+using admission::ReasonFor;
 
 }  // namespace
 
@@ -88,6 +80,7 @@ void Connection::Run() {
     }
     if (status.ok() && peer_gone_) DropUncommitted();
     if (status.ok() && !close) status = AdvanceAll();
+    if (status.ok()) status = SendFreedSlots();  // before the receipts: the next one may wait
     if (status.ok()) status = FlushReceipts();
     if (status.ok() && !close) status = CheckTimeouts(close);
     if (status.ok() && !close) status = ObserveShutdown(close);
@@ -97,6 +90,7 @@ void Connection::Run() {
   }
   EndAllDeliveries();
   ReportEndedDeliveries();
+  ring_.reset();  // revoked before the sender's address is forgotten
   if (sender_peer_) (void)core_.node->RemovePeer(*sender_peer_);
   core_.pool->ForgetWaiter(inbox_->event_fd());
   channel_.Shutdown();
@@ -144,6 +138,7 @@ Status Connection::ReadMessages(bool& close) {
 Status Connection::HandleMessage(const protocol::Message& message) {
   if (const auto* m = std::get_if<protocol::Announce>(&message)) return OnAnnounce(*m);
   if (const auto* m = std::get_if<protocol::Commit>(&message)) return OnCommit(*m);
+  if (const auto* m = std::get_if<protocol::Deliver>(&message)) return OnDeliver(*m);
   if (const auto* m = std::get_if<protocol::Query>(&message)) return OnQuery(*m);
   if (const auto* m = std::get_if<protocol::Abort>(&message)) {
     if (Find(m->delivery_id) != nullptr) end_why_ = "the sender aborted it";
@@ -227,7 +222,7 @@ Status Connection::SendReceipt(InProgress& p, Receipt receipt) {
 
 // Admission: the checks of admission.h in order, the first refusal ending it, then the
 // claims; what passes holds them in an AdmittedDelivery for as long as the delivery lasts.
-Status Connection::OnAnnounce(const protocol::Announce& a) {
+Status Connection::OnAnnounce(const protocol::Announce& a, bool bytes_in_slot) {
   if (auto refusal = admission::NotShuttingDown(a, core_.shutdown.begun())) return Send(*refusal);
   if (auto refusal = admission::NotInProgressHere(a, Find(a.delivery_id) != nullptr)) {
     return Send(*refusal);
@@ -247,7 +242,8 @@ Status Connection::OnAnnounce(const protocol::Announce& a) {
     if (auto refusal = admission::SameContentAsHeld(a, **held)) return Send(*refusal);
     // Only an announced digest can be answered from the store: without one, the bytes
     // move and the commit's digest is compared after validation.
-    if (!upgrade && !a.digest.empty() && admission::HeldForThisSender(**held, identity_)) {
+    if (!upgrade && !bytes_in_slot && !a.digest.empty() &&
+        admission::HeldForThisSender(**held, identity_)) {
       // The same authenticated sender, the same content: the existing receipts, without
       // moving the bytes again.
       for (const auto& json : (*held)->receipts) outbox_.Add(a.delivery_id, json);
@@ -400,6 +396,10 @@ Status Connection::ApplyNotifications() {
   inbox_->Drain(notifications_);
   for (uint32_t value : notifications_) {
     const auto tag = static_cast<uint16_t>(value >> 16);
+    if (ring_ && tag == ring_->tag()) {
+      WRIT_RETURN_IF_ERROR(OnRingNotification(value & 0xFFFF));
+      continue;
+    }
     auto owner = tag_owner_.find(tag);
     if (owner == tag_owner_.end()) continue;  // a late notification of an ended delivery
     const std::string id = owner->second;     // a copy: EndDelivery() erases the entry
@@ -618,6 +618,8 @@ Status Connection::Finish(const std::string& id) {
   EndDelivery(id);
   core_.shutdown.NoteDrained(a.delivery_id);
   NoteRetained(a.delivery_id);
+  // The connection's first retained delivery earns it a ring, told before its receipts.
+  WRIT_RETURN_IF_ERROR(MaybeGrantRing());
   outbox_.Add(a.delivery_id, json);
   return FlushReceipts();  // with the rungs reached in the same pass
 }
@@ -722,6 +724,8 @@ void Connection::EndDelivery(const std::string& id) {
   ended.reached = p.delivery->reached;
   ended.seconds = SecondsSince(p.delivery->announced);
   for (auto& window : p.delivery->TakeWindows()) Revoke(window);
+  // Its write may still land: the slot is given back when it does (or at the timeout).
+  if (p.ring_slot && !p.slot_copied && ring_) ring_->Abandon(*p.ring_slot);
   p.delivery.reset();  // an uncommitted writer discards its bytes
   p.admitted.reset();  // then the id and the sender's place are free again
   deliveries_.erase(it);
@@ -769,6 +773,8 @@ Connection::Clock::time_point Connection::DeadlineOf(const InProgress& p,
 Status Connection::CheckTimeouts(bool& close) {
   const ReceiverOptions& opt = core_.options;
   const auto now = Clock::now();
+  // Slots whose write or deliver never came are cleared and given back.
+  if (ring_) ring_->Expire(now, opt.grant_unused_timeout);
   if (!deliveries_.empty()) {
     std::vector<std::string> ids;
     for (const auto& entry : deliveries_) ids.push_back(entry.first);
@@ -802,6 +808,9 @@ Status Connection::CheckDeliveryTimeouts(const std::string& id, Clock::time_poin
             "timeout): " +
             p.window_wait_why + "; try again later";
     }
+  } else if (now - p.last_progress >= opt.grant_unused_timeout && p.ring_slot && !p.slot_copied) {
+    why = "the write into its ring slot " + std::to_string(*p.ring_slot) + " did not land within " +
+          Ms(opt.grant_unused_timeout) + " (the grant-unused timeout)";
   } else if (now - p.last_progress >= opt.grant_unused_timeout) {
     why = d.window_count() > 0 ? "its granted window(s) saw no chunk land for " +
                                      Ms(opt.grant_unused_timeout) + " (the grant-unused timeout)"

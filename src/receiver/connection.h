@@ -21,6 +21,7 @@
 #include "receiver/notification_router.h"
 #include "receiver/receipt_outbox.h"
 #include "receiver/receiver_core.h"
+#include "receiver/standing_ring.h"
 
 namespace writ::receiver {
 
@@ -35,6 +36,10 @@ struct InProgress {
   Clock::time_point last_progress;
   std::optional<Clock::time_point> window_wait_since;
   std::string window_wait_why;
+  // A delivery written into a ring slot (`deliver`): the slot, and whether its bytes were
+  // copied out (the slot is given back then).
+  std::optional<uint32_t> ring_slot;
+  bool slot_copied = false;
 };
 
 class Connection {
@@ -59,7 +64,19 @@ class Connection {
   void MarkFinished();
   Status ReadMessages(bool& close);
   Status HandleMessage(const protocol::Message& message);
-  Status OnAnnounce(const protocol::Announce& announce);
+  // `bytes_in_slot`: the announce of a `deliver`, whose bytes move whatever the store holds.
+  Status OnAnnounce(const protocol::Announce& announce, bool bytes_in_slot = false);
+  // Standing windows (standing_ring.h): a `deliver` admitted as its announce is, its commit
+  // taken at once; its bytes are copied out of the slot once both it and the write's
+  // notification are in.
+  Status OnDeliver(const protocol::Deliver& deliver);
+  Status TakeDeliver(const protocol::Deliver& deliver);
+  // Grants the connection's ring once a delivery of it was admitted (ReceiverOptions::ring_slots).
+  Status MaybeGrantRing();
+  Status OnRingNotification(uint32_t slot);
+  Status ConsumeSlot(const std::string& id);
+  // Tells the sender which slots are free again.
+  Status SendFreedSlots();
   // Once shutting down: an idle connection closes; at the drain deadline, so does one
   // with deliveries, each refused and ended first.
   Status ObserveShutdown(bool& close);
@@ -139,6 +156,8 @@ class Connection {
   // Deliveries in progress, by id; an id is in progress on one connection at a time.
   std::map<std::string, InProgress> deliveries_;
   std::map<uint16_t, std::string> tag_owner_;  // notification tag -> its delivery
+  std::unique_ptr<StandingRing> ring_;         // granted at the first retained delivery
+  bool ring_tried_ = false;
   ReceiptOutbox outbox_;                       // issued or signed, not yet sent
   std::vector<uint32_t> notifications_;
   std::atomic<bool> finished_{false};

@@ -89,6 +89,19 @@ Status InboundDelivery::ConsumeWindow(LiveWindow& w) {
   return Status::Ok();
 }
 
+Status InboundDelivery::ConsumeCopy(std::vector<uint8_t> bytes) {
+  if (bytes.size() != announce_.bytes) {
+    return Status::Internal("a ring slot's copy of " + std::to_string(bytes.size()) +
+                            " bytes for a delivery of " + std::to_string(announce_.bytes));
+  }
+  copy_ = std::move(bytes);
+  WRIT_RETURN_IF_ERROR(writer_->Write(0, copy_));
+  digest_->Submit(0, 0, copy_);
+  received_ = chunks_;
+  next_consume_chunk_ = chunks_;
+  return Status::Ok();
+}
+
 std::vector<LiveWindow> InboundDelivery::TakeDigested() {
   std::vector<LiveWindow> digested;
   for (uint64_t first_chunk : digest_->TakeDone()) {

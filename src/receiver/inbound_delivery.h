@@ -74,6 +74,13 @@ class InboundDelivery {
   // ignored; a chunk index outside its window is an error naming it.
   Status OnNotification(uint16_t tag, uint16_t chunk_in_window);
 
+  // A delivery written into a ring slot (standing_ring.h): it takes no window; its bytes
+  // come whole, copied out of the slot, through ConsumeCopy.
+  void ExpectCopy() { next_grant_chunk_ = chunks_; }
+  // Every chunk at once: `bytes` (the slot's copy, owned here until digested) go to the
+  // store and to the digest workers.
+  Status ConsumeCopy(std::vector<uint8_t> bytes);
+
   // Consumes, in order, every leading window whose chunks have all been notified: closes
   // its registration, then hands its bytes to the store and to the digest workers. The
   // window is held until TakeDigested hands it back.
@@ -120,6 +127,7 @@ class InboundDelivery {
   std::unique_ptr<store::PayloadWriter> writer_;
   std::deque<LiveWindow> windows_;    // ordered by first_chunk
   std::deque<LiveWindow> digesting_;  // consumed, read by the digest workers until done
+  std::vector<uint8_t> copy_;         // ConsumeCopy's bytes, read by the digest workers
   uint64_t next_grant_chunk_ = 0;
   uint64_t next_consume_chunk_ = 0;
   uint64_t received_ = 0;

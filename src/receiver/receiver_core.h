@@ -108,6 +108,7 @@ struct ReceiverCore {
   }
 
   std::atomic<uint64_t> next_delivery_serial{1};  // InboundDelivery::serial
+  std::atomic<uint64_t> ring_bytes{0};  // every connection's ring (standing_ring.h), together
 
  private:
   mutable Mutex ids_mu;

@@ -199,6 +199,72 @@ void DeliveryRun::ChooseGather() {
   if (!gather_.note().empty()) out_.source_note += "; " + gather_.note();
 }
 
+// A small delivery of one chunk, once the receiver granted a ring and a slot is free. One
+// that does not fit, or finds every slot taken, goes the announce/grant way (it does not
+// wait for a slot: the receiver frees slots as it copies them out, so waiting would only
+// hold a delivery that can start now).
+bool DeliveryRun::FitsRing() const {
+  const RingSlots& ring = link_.ring();
+  return ring.granted() && out_.delivery.bytes > 0 && out_.delivery.chunks == 1 &&
+         out_.delivery.bytes <= ring.ring().slot_size && !prepared_.corrupt_chunk;
+}
+
+Status DeliveryRun::DeliverInSlot(uint32_t slot) {
+  const protocol::Ring& ring = link_.ring().ring();
+  const uint64_t bytes = out_.delivery.bytes;
+  ring_slot_ = slot;
+  out_.ring = true;
+  out_.source_path = "staging";
+  out_.source_note = "standing window: ring slot " + std::to_string(slot);
+  // Read once into the registered slot staging, digested from there.
+  const std::span<uint8_t> staged(link_.ring().slot(slot), bytes);
+  if (Status read = prepared_.source->Read(0, staged); !read.ok()) {
+    link_.ring().Free(protocol::SlotsFree{ring.window_id, {slot}});  // nothing was written
+    return read;
+  }
+  if (Status folded = FoldThrough(0, staged.data()); !folded.ok()) return Fail(folded);
+  if (Status digested = FinishDigest(); !digested.ok()) return Fail(digested);
+  protocol::Deliver deliver;
+  deliver.slot = slot;
+  deliver.digest = prepared_.digest;
+  WRIT_RETURN_IF_ERROR(BuildAnnounce(deliver.announce));
+  if (identity_) {
+    protocol::Commit commit{out_.delivery.id, prepared_.digest, {}};
+    WRIT_RETURN_IF_ERROR(
+        SignCommit(*identity_, link_.hello().receiver_id, announce_nonce_, commit));
+    deliver.commit_signature = std::move(commit.signature);
+  }
+  pending_deliver_ = std::move(deliver);
+  grants_[ring.window_id] = protocol::Grant{out_.delivery.id,
+                                            ring.window_id,
+                                            ring.remote_address + uint64_t{slot} * ring.slot_size,
+                                            ring.key,
+                                            ring.slot_size,
+                                            0,
+                                            1};
+  ready_.emplace_back(0, ring.window_id);
+  return PostReady();
+}
+
+// The slot's write, then its `deliver` at once: the receiver takes them in either order.
+Status DeliveryRun::PostSlot(WriteSlot& slot, size_t index) {
+  const auto [chunk, window] = ready_[ready_next_++];
+  slot.chunk = chunk;
+  slot.window = window;
+  slot.attempt = 0;
+  slot.length = out_.delivery.bytes;
+  slot.gathered = false;
+  slot.staged = true;
+  WRIT_RETURN_IF_ERROR(Post(slot, index));
+  if (!pending_deliver_) return Status::Ok();
+  Status sent = link_.channel().Send(*pending_deliver_);
+  pending_deliver_.reset();
+  if (!sent.ok()) return Broken(Status::Transport(sent.message()));
+  announced_ = true;
+  last_progress_ = Clock::now();
+  return Status::Ok();
+}
+
 Status DeliveryRun::Run() {
   WRIT_RETURN_IF_ERROR(Start());
   return Loop();
@@ -210,12 +276,27 @@ Status DeliveryRun::Start() {
   WRIT_RETURN_IF_ERROR(CheckChunkFits(chunk_size_, provider.max_message_size(), provider.name()));
   granted_level_ = link_.node().provider().Grant(opt_.level);
   out_.context = receipt::ContextFor(link_.node().provider(), granted_level_, true);
+  if (FitsRing()) {
+    if (auto slot = link_.ring().Take()) return DeliverInSlot(*slot);
+  }
   WRIT_RETURN_IF_ERROR(ChooseSourcePath());
   return Announce();
 }
 
 Status DeliveryRun::Announce() {
   protocol::Announce announce;
+  WRIT_RETURN_IF_ERROR(BuildAnnounce(announce));
+  if (Status sent = link_.channel().Send(announce); !sent.ok()) {
+    // An invalid announce is not sent at all; anything else leaves the stream unknown.
+    if (sent.code() == ErrorCode::kInvalidArgument) return sent;
+    return Broken(Status::Transport(sent.message()));
+  }
+  announced_ = true;
+  last_progress_ = Clock::now();
+  return Status::Ok();
+}
+
+Status DeliveryRun::BuildAnnounce(protocol::Announce& announce) {
   announce.delivery_id = out_.delivery.id;
   announce.bytes = out_.delivery.bytes;
   announce.chunk_size = chunk_size_;
@@ -230,13 +311,6 @@ Status DeliveryRun::Announce() {
     WRIT_RETURN_IF_ERROR(SignAnnounce(*identity_, link_.hello().receiver_id, announce));
     announce_nonce_ = announce.nonce;
   }
-  if (Status sent = link_.channel().Send(announce); !sent.ok()) {
-    // An invalid announce is not sent at all; anything else leaves the stream unknown.
-    if (sent.code() == ErrorCode::kInvalidArgument) return sent;
-    return Broken(Status::Transport(sent.message()));
-  }
-  announced_ = true;
-  last_progress_ = Clock::now();
   return Status::Ok();
 }
 
@@ -335,8 +409,9 @@ Status DeliveryRun::SendTransportReceiptAndCommit() {
     WRIT_RETURN_IF_ERROR(
         SignCommit(*identity_, link_.hello().receiver_id, announce_nonce_, commit));
   }
-  // The commit goes first: the receiver validates while this side signs its receipt.
-  if (Status sent = link_.channel().Send(commit); !sent.ok()) {
+  // The commit goes first: the receiver validates while this side signs its receipt. A
+  // delivery written into a ring slot sent its commit in its `deliver`.
+  if (Status sent = ring_slot_ ? Status::Ok() : link_.channel().Send(commit); !sent.ok()) {
     return Broken(Status::Transport(sent.message()));
   }
   commit_sent_ = true;
@@ -384,6 +459,11 @@ Status DeliveryRun::ReadControl(std::chrono::microseconds wait) {
 }
 
 Status DeliveryRun::OnMessage(const protocol::Message& message) {
+  if (const auto* ring = std::get_if<protocol::Ring>(&message)) return link_.AdoptRing(*ring);
+  if (const auto* freed = std::get_if<protocol::SlotsFree>(&message)) {
+    link_.ring().Free(*freed);
+    return Status::Ok();
+  }
   if (const auto* batch = std::get_if<protocol::Receipts>(&message)) {
     // Receipts ready at the same moment (protocol 3): each as if it came alone (a stale
     // one among them is skipped alone).
@@ -464,6 +544,10 @@ Status DeliveryRun::PostReady() {
   for (size_t i = 0; i < slots.size() && ready_next_ < ready_.size(); ++i) {
     WriteSlot& slot = slots[i];
     if (slot.busy()) continue;
+    if (ring_slot_) {
+      WRIT_RETURN_IF_ERROR(PostSlot(slot, i));
+      continue;
+    }
     const auto [chunk, window] = ready_[ready_next_++];
     slot.chunk = chunk;
     slot.window = window;
@@ -510,11 +594,15 @@ Status DeliveryRun::Post(WriteSlot& slot, size_t index) {
     req.local = &source_region_;
     req.local_offset = slot.chunk * chunk_size_;
   }
+  if (ring_slot_) {  // the bytes wait in the ring's staging; the notification names the slot
+    req.local = &link_.ring().region();
+    req.local_offset = uint64_t{*ring_slot_} * link_.ring().ring().slot_size;
+  }
   req.length = slot.length;
   req.remote = fabric::RegionDescriptor{grant.remote_address, grant.key, grant.length};
   req.remote_offset = in_window * chunk_size_;
   req.level = opt_.level;
-  req.remote_data = (slot.window << 16) | static_cast<uint32_t>(in_window);
+  req.remote_data = (slot.window << 16) | (ring_slot_ ? *ring_slot_ : uint32_t(in_window));
   if (req.remote_offset + req.length > grant.length) {
     return Broken(Status::Malformed("chunk " + std::to_string(slot.chunk) +
                                     " does not fit window " + std::to_string(slot.window)));

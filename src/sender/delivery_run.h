@@ -110,7 +110,15 @@ class DeliveryRun {
  private:
   Status ChooseSourcePath();
   void ChooseGather();
+  // The announce as sent (signed when the session has an identity).
+  Status BuildAnnounce(protocol::Announce& announce);
   Status Announce();
+  // Standing windows: whether this delivery goes into a ring slot, and taking one: its
+  // bytes copied into the slot's staging while digested, the `deliver` prepared; the write
+  // is posted like a granted chunk, and the deliver sent right after it.
+  bool FitsRing() const;
+  Status DeliverInSlot(uint32_t slot);
+  Status PostSlot(WriteSlot& slot, size_t index);
   Status Loop();
   Status SendTransportReceiptAndCommit();
   Status ReadControl(std::chrono::microseconds wait);
@@ -147,7 +155,9 @@ class DeliveryRun {
   size_t ready_next_ = 0;
   uint64_t chunks_done_ = 0;
   uint64_t bytes_done_ = 0;
-  uint32_t idle_spins_ = 0;  // polls in a row that found no completion
+  uint32_t idle_spins_ = 0;                           // polls in a row that found no completion
+  std::optional<uint32_t> ring_slot_;                 // the ring slot it was written into
+  std::optional<protocol::Deliver> pending_deliver_;  // sent once its write is posted
   bool announced_ = false;
   bool commit_sent_ = false;
   bool broken_ = false;

@@ -50,6 +50,7 @@ Result<std::unique_ptr<Link>> Link::Open(const SessionOptions& options,
   std::unique_ptr<Link> link(new Link());
   link->depth_ = options.depth;
   link->busy_poll_ = options.busy_poll;
+  link->ring_enabled_ = options.ring;
   link->write_slots_.assign(options.depth, WriteSlot{});
   auto channel = protocol::ControlChannel::Connect(host_port->first, host_port->second,
                                                    options.connect_timeout);
@@ -142,6 +143,7 @@ void Link::FreeStaging() {
 }
 
 Status Link::Close() {
+  ring_.Close();
   Status first = staging_region_.Close();
   if (node_) {
     Status closed = node_->Close();

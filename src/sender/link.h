@@ -13,6 +13,7 @@
 #include "fabric/memory_region.h"
 #include "protocol/control_channel.h"
 #include "protocol/messages.h"
+#include "sender/ring_slots.h"
 #include "writ/sender.h"
 #include "writ/status.h"
 
@@ -66,6 +67,11 @@ class Link {
   uint8_t* staging_slot(size_t index) const { return staging_ + index * slot_bytes_; }
   uint64_t staging_offset(size_t index) const { return index * slot_bytes_; }
   const fabric::MemoryRegion& staging_region() const { return staging_region_; }
+  // The standing window the receiver granted (SessionOptions::ring; else never adopted).
+  RingSlots& ring() { return ring_; }
+  Status AdoptRing(const protocol::Ring& ring) {
+    return ring_enabled_ ? ring_.Adopt(*node_, ring) : Status::Ok();
+  }
 
   // Closes the staging registration, the fabric node and the control connection.
   Status Close();
@@ -88,6 +94,8 @@ class Link {
   uint8_t* staging_ = nullptr;
   uint64_t slot_bytes_ = 0;
   fabric::MemoryRegion staging_region_;
+  bool ring_enabled_ = true;
+  RingSlots ring_;
 };
 
 }  // namespace writ::sender

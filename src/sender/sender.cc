@@ -163,6 +163,7 @@ SessionOptions SessionOptionsOf(const SendOptions& o) {
   s.depth = o.depth;
   s.identity_dir = o.identity_dir;
   s.busy_poll = o.busy_poll;
+  s.ring = o.ring;
   return s;
 }
 

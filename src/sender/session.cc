@@ -253,6 +253,12 @@ Status Session::Dispatch(const protocol::Message& message) {
     for (const protocol::Receipt& one : batch->receipts) WRIT_RETURN_IF_ERROR(Dispatch(one));
     return Status::Ok();
   }
+  // The connection's standing window (protocol 4): about no delivery.
+  if (const auto* ring = std::get_if<protocol::Ring>(&message)) return link_->AdoptRing(*ring);
+  if (const auto* freed = std::get_if<protocol::SlotsFree>(&message)) {
+    link_->ring().Free(*freed);
+    return Status::Ok();
+  }
   const std::string id = IdOf(message);
   const auto* refuse = std::get_if<protocol::Refuse>(&message);
   if (Active* a = id.empty() ? nullptr : Find(id)) {

@@ -66,9 +66,25 @@ inline Receipts SampleReceipts() {
                    Receipt{"RC-234", R"({"rung":"received","bytes":4096})"}}};
 }
 
+// A standing window of 64 slots of 64 KiB, a 4 KiB delivery written into slot 3 of it, and
+// two slots given back.
+inline Ring SampleRing() { return Ring{9, 0x7f0000200000, 0x1122334455667788, 65536, 64}; }
+
+inline Deliver SampleDeliver() {
+  Announce a = SampleAnnounce();
+  a.delivery_id = "RC-234";
+  a.bytes = 4096;
+  a.chunk_size = 4096;
+  a.digest.clear();
+  return Deliver{3, Bytes(16, 0xb0), Bytes(64, 0x50), a};
+}
+
+inline SlotsFree SampleSlotsFree() { return SlotsFree{9, {3, 5}}; }
+
 inline std::vector<Message> AllSamples() {
-  return {SampleHello(),  SampleAnnounce(), SampleGrant(), SampleCommit(),      SampleReceipt(),
-          SampleRefuse(), SampleAbort(),    SampleQuery(), SampleQueryAnswer(), SampleReceipts()};
+  return {SampleHello(),  SampleAnnounce(), SampleGrant(),    SampleCommit(),      SampleReceipt(),
+          SampleRefuse(), SampleAbort(),    SampleQuery(),    SampleQueryAnswer(), SampleReceipts(),
+          SampleRing(),   SampleDeliver(),  SampleSlotsFree()};
 }
 
 }  // namespace writ::protocol::testing

@@ -39,6 +39,7 @@ struct SendFlags {
   std::string source = "auto";
   std::string digest;
   std::string poll = "block";
+  bool no_ring = false;
   bool verbose = false;
   bool progress = false;     // --progress: draw the bar even when stderr is not a terminal
   bool no_progress = false;  // --no-progress: never draw it
@@ -86,6 +87,7 @@ Status BuildOptions(const SendFlags& f, SendOptions& o) {
   }
   o.depth = f.depth;
   o.busy_poll = f.poll == "busy";
+  o.ring = !f.no_ring;
   o.identity_dir = f.identity;
   o.max_attempts = f.attempts;
   if (f.source == "zero-copy") {
@@ -219,6 +221,9 @@ void RegisterSend(CLI::App& app, CommandContext& ctx) {
                   "sleeping (lower latency, a core kept busy)")
       ->check(CLI::IsMember({"block", "busy"}))
       ->capture_default_str();
+  cmd->add_flag("--no-ring", f->no_ring,
+                "never write into the receiver's standing window: every delivery is announced "
+                "and granted");
   cmd->add_flag("--json", f->json, "print one JSON document");
   cmd->add_flag("--verbose", f->verbose, "one line per work completion record");
   cmd->add_flag("--progress", f->progress,

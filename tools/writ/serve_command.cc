@@ -43,6 +43,8 @@ struct ServeFlags {
   uint32_t max_windows_per_sender = 16;
   uint32_t digest_threads = 0;  // 0: min(4, hardware threads)
   std::string poll = "block";
+  uint32_t ring_slots = 64;              // standing windows: slots per connection's ring
+  std::string ring_slot_size = "64KiB";  // and the size of each
   std::string volatile_capacity = "0";
   uint32_t max_connections = 64;
   uint32_t max_connections_per_address = 16;
@@ -287,6 +289,14 @@ int RunServe(const ServeFlags& flags) {
   if (adaptive_reserve) options.volatile_reserve_limit_bytes = AdaptiveReserveLimit(*pool);
   options.digest_threads = flags.digest_threads;
   options.busy_poll = flags.poll == "busy";
+  auto ring_slot_size = ParseSize(flags.ring_slot_size);
+  if (!ring_slot_size.ok())
+    return ReportError(ring_slot_size.status().Annotate("--ring-slot-size"));
+  if (flags.ring_slots > 65536) {
+    return ReportError(Status::InvalidArgument("--ring-slots: at most 65536"));
+  }
+  options.ring_slots = flags.ring_slots;
+  options.ring_slot_size = *ring_slot_size;
   Status store_flags = StoreOptions(flags, options);
   if (!store_flags.ok()) return ReportError(store_flags);
   // Every event (deliveries, refusals, recovery, the store, limits that hit), one line each
@@ -405,6 +415,13 @@ void RegisterServe(CLI::App& app, CommandContext& ctx) {
                   "block | busy: busy polls the fabric in a loop instead of sleeping (lower "
                   "latency, a core kept busy even when idle)")
       ->check(CLI::IsMember({"block", "busy"}))
+      ->capture_default_str();
+  cmd->add_option("--ring-slots", flags->ring_slots,
+                  "standing windows: slots of each connection's ring, written without an "
+                  "announce/grant round trip; 0: no rings")
+      ->capture_default_str();
+  cmd->add_option("--ring-slot-size", flags->ring_slot_size,
+                  "standing windows: bytes per ring slot (the largest delivery a slot takes)")
       ->capture_default_str();
   cmd->add_option("--scratch", flags->scratch,
                   "hold volatile deliveries in unlinked files in this directory (default: in "
