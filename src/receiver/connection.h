@@ -158,7 +158,7 @@ class Connection {
   std::map<uint16_t, std::string> tag_owner_;  // notification tag -> its delivery
   std::unique_ptr<StandingRing> ring_;         // granted at the first retained delivery
   bool ring_tried_ = false;
-  ReceiptOutbox outbox_;                       // issued or signed, not yet sent
+  ReceiptOutbox outbox_;  // issued or signed, not yet sent
   std::vector<uint32_t> notifications_;
   std::atomic<bool> finished_{false};
   bool peer_gone_ = false;  // the sender closed after committing
