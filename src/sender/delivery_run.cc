@@ -205,8 +205,10 @@ void DeliveryRun::ChooseGather() {
 // hold a delivery that can start now).
 bool DeliveryRun::FitsRing() const {
   const RingSlots& ring = link_.ring();
+  // A slot is a copy: a caller who asked for zero-copy keeps the announce path.
   return ring.granted() && out_.delivery.bytes > 0 && out_.delivery.chunks == 1 &&
-         out_.delivery.bytes <= ring.ring().slot_size && !prepared_.corrupt_chunk;
+         out_.delivery.bytes <= ring.ring().slot_size && !prepared_.corrupt_chunk &&
+         opt_.source != SourcePath::kZeroCopy;
 }
 
 Status DeliveryRun::DeliverInSlot(uint32_t slot) {
