@@ -200,7 +200,8 @@ std::string OutcomeToJson(const DeliveryOutcome& o, const DeliveryOptions& optio
        {{"rung", std::string(writ::RungName(options.until))},
         {"retention",
          std::string(writ::RetentionName(options.retention.value_or(RetentionClass::kVolatile)))}}},
-      {"bytes_moved", o.bytes_moved}};
+      {"bytes_moved", o.bytes_moved},
+      {"ring", o.ring}};
   if (!o.source_path.empty()) {
     out["source"] = {{"path", o.source_path}, {"note", o.source_note}};
   }

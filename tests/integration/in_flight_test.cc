@@ -166,6 +166,30 @@ TEST_P(InFlight, SendOfADirectoryIsOneDeliveryPerFileAndATotal) {
   EXPECT_NE(json.err.find("total: 2 deliveries, 0 ok, 2 failed"), std::string::npos) << json.err;
 }
 
+// The receiver grants a session its standing window with the first retained delivery;
+// `writ send` of several small files one at a time says which went through it.
+TEST_P(InFlight, SendJsonSaysWhichDeliveriesWentThroughTheStandingWindow) {
+  std::vector<std::string> files;
+  for (int i = 0; i < 5; ++i) {
+    files.push_back(dir_.File("small" + std::to_string(i)));
+    WritePatternFile(files.back(), 60 + i, 4 * kKiB);
+  }
+  const std::string to = serve_->address();
+  CommandRun run =
+      RunWrit({"send", files[0], files[1], files[2], "--to", to, "--in-flight", "1", "--json"});
+  ASSERT_EQ(run.exit_code, 0) << run.err << run.out;
+  ASSERT_TRUE(run.json.is_array()) << run.out;
+  ASSERT_EQ(run.json.size(), 3u);
+  EXPECT_EQ(run.json[0]["ring"], false) << "the first is announced: no ring was granted yet";
+  EXPECT_EQ(run.json[2]["ring"], true) << run.json[2].dump();
+
+  CommandRun off =
+      RunWrit({"send", files[3], files[4], "--to", to, "--in-flight", "1", "--no-ring", "--json"});
+  ASSERT_EQ(off.exit_code, 0) << off.err << off.out;
+  ASSERT_TRUE(off.json.is_array()) << off.out;
+  for (const auto& doc : off.json) EXPECT_EQ(doc["ring"], false) << doc.dump();
+}
+
 INSTANTIATE_TEST_SUITE_P(Providers, InFlight, ::testing::ValuesIn(testing::LoopbackProviderNames()),
                          testing::ProviderName);
 
