@@ -50,6 +50,13 @@ TEST(Cli, AMistypedSubcommandIsNamedWithTheClosestOne) {
   CommandRun help = RunWrit({"help", "sevre"});
   EXPECT_EQ(help.exit_code, 2);
   EXPECT_TRUE(Has(help.err, "did you mean 'serve'?")) << help.err;
+  CommandRun option = RunWrit({"--bogus"});
+  EXPECT_EQ(option.exit_code, 2);
+  EXPECT_EQ(option.out, "");
+  EXPECT_TRUE(Has(option.err, "unknown option '--bogus': options follow a command")) << option.err;
+  CommandRun version = RunWrit({"--version"});
+  EXPECT_EQ(version.exit_code, 0) << version.err;
+  EXPECT_TRUE(Has(version.out, "writ ")) << version.out;
 }
 
 TEST(Cli, UsageErrorsExitTwoWithNothingOnStdout) {

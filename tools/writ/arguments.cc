@@ -95,6 +95,14 @@ int PrepareArguments(CLI::App& app, std::vector<std::string>& args) {
     args.push_back("--help");
     return -1;
   }
+  // An option before any command: CLI11 would only say that a subcommand is required.
+  const std::string& first = args[0];
+  if (first.size() > 1 && first[0] == '-' && first != "-h" && first != "--help" &&
+      first != "--version") {
+    std::cerr << "writ: unknown option '" << Printable(first)
+              << "': options follow a command (see `writ help`)\n";
+    return kExitUsage;
+  }
   return CheckNames(app, args, 0);
 }
 
