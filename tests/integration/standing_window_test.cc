@@ -8,6 +8,7 @@
 #include <optional>
 #include <vector>
 
+#include "byte_sizes.h"
 #include "common/hex.h"
 #include "protocol/codec.h"
 #include "protocol/control_channel.h"
@@ -23,7 +24,6 @@ namespace writ::testing {
 namespace {
 
 using namespace std::chrono_literals;
-constexpr uint64_t kKiB = 1024;
 
 std::vector<uint8_t> DigestBytes(std::span<const uint8_t> bytes) {
   auto digester = vocabulary::Digester::Create(Rule::kXxh3_128);
