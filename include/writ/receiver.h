@@ -50,10 +50,13 @@ struct LogField {
   std::variant<std::string, uint64_t, double> value;
 };
 struct LogEvent {
-  enum class Level : uint8_t { kInfo, kWarning, kError };
+  // kDebug: a line per delivery that ended as it should (`writ serve --verbose`); kInfo
+  // summarises them (one "deliveries" line per second at most).
+  enum class Level : uint8_t { kInfo, kWarning, kError, kDebug };
   Level level = Level::kInfo;
-  // "delivery" (an outcome), "refusal", "recovery" (a start-up step), "store" (scrub,
-  // quarantine, sync failure), "connection" (a limit or timeout that hit), "shutdown".
+  // "delivery" (an outcome), "deliveries" (the retained ones counted), "refusal", "recovery" (a
+  // start-up step), "store" (scrub, quarantine, sync failure), "connection" (a limit or timeout
+  // that hit), "shutdown".
   std::string event;
   std::string message;  // one line, without the "writ: " the CLI puts in front
   std::vector<LogField> fields;
@@ -166,6 +169,10 @@ struct ReceiverOptions {
   // step, and the on_store_event / on_connection_event lines too (as "store" and
   // "connection" warnings). Called from any of the receiver's threads, concurrently.
   std::function<void(const LogEvent&)> on_event;
+  // Also a debug "delivery" event for each delivery that ended retained (otherwise counted
+  // in an info "deliveries" event, at most one a second): off keeps the log cheap at
+  // thousands of deliveries a second.
+  bool log_each_delivery = false;
   // "HOST:PORT": serve Prometheus metrics over HTTP at GET /metrics (port 0: pick one; see
   // Receiver::metrics_address). Empty: none (Receiver::MetricsText still has them).
   std::string metrics_listen;

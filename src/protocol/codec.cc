@@ -316,14 +316,22 @@ Result<Message> GetAny(MessageType type, WireReader& r) {
 }  // namespace
 
 std::vector<uint8_t> Encode(const Message& message) {
-  std::vector<uint8_t> frame(kFrameHeaderBytes);
-  WireWriter writer(frame);
+  std::vector<uint8_t> frame;
+  EncodeAppend(message, frame);
+  return frame;
+}
+
+size_t EncodeAppend(const Message& message, std::vector<uint8_t>& out) {
+  const size_t begin = out.size();
+  out.resize(begin + kFrameHeaderBytes);
+  WireWriter writer(out);
   std::visit([&](const auto& m) { Put(writer, m); }, message);
   FrameHeader header;
   header.type = TypeOf(message);
-  header.payload_bytes = static_cast<uint32_t>(frame.size() - kFrameHeaderBytes);
-  WriteFrameHeader(header, frame.data());
-  return frame;
+  const size_t frame_bytes = out.size() - begin;
+  header.payload_bytes = static_cast<uint32_t>(frame_bytes - kFrameHeaderBytes);
+  WriteFrameHeader(header, out.data() + begin);
+  return frame_bytes;
 }
 
 Result<Message> DecodePayload(MessageType type, std::span<const uint8_t> payload,

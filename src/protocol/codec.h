@@ -18,6 +18,9 @@ namespace writ::protocol {
 // One complete frame. Encoding does not validate; ControlChannel::Send does
 // (Validate in validate.h), and the peer's decoder refuses what is invalid.
 std::vector<uint8_t> Encode(const Message& message);
+// The same frame appended to `out` (which keeps its capacity from one use to the next);
+// its size.
+size_t EncodeAppend(const Message& message, std::vector<uint8_t>& out);
 
 // What a sender signs: "writ-announce-v1", the receiver's id (so an announce signed for
 // one receiver is refused by another), then the announce's payload encoding with an

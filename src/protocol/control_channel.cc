@@ -113,62 +113,93 @@ Result<ControlChannel> ControlChannel::Adopt(Socket socket, Limits limits) {
 Status ControlChannel::Send(const Message& message) {
   Status valid = Validate(message, limits_, /*parse_json=*/false);
   if (!valid.ok()) return Status::InvalidArgument("send: " + valid.message());
-  const std::vector<uint8_t> frame = Encode(message);
-  if (frame.size() > limits_.max_frame_bytes) {
+  const size_t held = out_.size();
+  const size_t frame_bytes = EncodeAppend(message, out_);
+  if (frame_bytes > limits_.max_frame_bytes) {
+    out_.resize(held);
     return Status::InvalidArgument("send: " + std::string(MessageTypeName(message)) + " frame of " +
-                                   std::to_string(frame.size()) + " bytes exceeds the limit of " +
+                                   std::to_string(frame_bytes) + " bytes exceeds the limit of " +
                                    std::to_string(limits_.max_frame_bytes));
   }
-  const std::string what = "send " + std::string(MessageTypeName(message)) + " to " + peer_;
+  ++out_messages_;
+  if (corked_) return Status::Ok();
+  return WriteOut(MessageTypeName(message));
+}
+
+void ControlChannel::Cork() { corked_ = true; }
+
+Status ControlChannel::Uncork() {
+  corked_ = false;
+  if (out_.empty()) return Status::Ok();
+  return WriteOut(out_messages_ == 1 ? "a message" : std::to_string(out_messages_) + " messages");
+}
+
+Status ControlChannel::WriteOut(std::string_view sending) {
   const auto deadline = Clock::now() + send_timeout_;
   size_t sent = 0;
-  while (sent < frame.size()) {
-    const ssize_t n = ::send(socket_.fd(), frame.data() + sent, frame.size() - sent, MSG_NOSIGNAL);
+  Status status;
+  while (sent < out_.size()) {
+    const ssize_t n = ::send(socket_.fd(), out_.data() + sent, out_.size() - sent, MSG_NOSIGNAL);
     if (n > 0) {
       sent += static_cast<size_t>(n);
       continue;
     }
     if (n < 0 && errno == EINTR) continue;
+    const std::string what = "send " + std::string(sending) + " to " + peer_;
     if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
-      Status ready = WaitReady(socket_.fd(), POLLOUT, deadline, what);
-      if (!ready.ok()) {
-        // Half a frame went out: the stream can never be parsed again.
-        if (sent > 0) Shutdown();
-        return ready;
-      }
-      continue;
+      status = WaitReady(socket_.fd(), POLLOUT, deadline, what);
+      if (status.ok()) continue;
+      // Half a frame went out: the stream can never be parsed again.
+      if (sent > 0) Shutdown();
+      break;
     }
-    return Status::Transport(what + ": " + ErrnoText(errno));
+    status = Status::Transport(what + ": " + ErrnoText(errno));
+    break;
   }
-  return Status::Ok();
+  out_.clear();  // keeps its capacity for the next frames
+  out_messages_ = 0;
+  return status;
 }
 
 Result<Message> ControlChannel::Receive(std::chrono::milliseconds timeout) {
   const auto deadline = Clock::now() + timeout;
-  const std::string what = "receive from " + peer_;
   std::array<uint8_t, 16384> buf;
   for (;;) {
     WRIT_ASSIGN_OR_RETURN(std::optional<Message> next, reader_.Next());
     if (next) return std::move(*next);
-    WRIT_RETURN_IF_ERROR(WaitReady(socket_.fd(), POLLIN, deadline, what));
+    // The last read took less than it could: the socket had nothing more then, and a caller
+    // that only takes what has arrived (timeout 0) is told so without another system call.
+    // Its own poll of fd() sees anything that came since.
+    const bool drained = drained_;
+    drained_ = false;
+    if (drained && timeout.count() <= 0) return Status::Timeout(ReceiveWhat() + ": timed out");
     const ssize_t n = ::recv(socket_.fd(), buf.data(), buf.size(), 0);
     if (n > 0) {
+      drained_ = static_cast<size_t>(n) < buf.size();
       WRIT_RETURN_IF_ERROR(reader_.Feed(std::span(buf.data(), static_cast<size_t>(n))));
       continue;
     }
     if (n == 0) {
       if (reader_.buffered_bytes() > 0) {
-        return Status::Transport(what + ": peer closed the connection mid-frame (" +
+        return Status::Transport(ReceiveWhat() + ": peer closed the connection mid-frame (" +
                                  std::to_string(reader_.buffered_bytes()) +
                                  " bytes of an incomplete frame)");
       }
-      return Status::Transport(what + ": peer closed the connection");
+      return Status::Transport(ReceiveWhat() + ": peer closed the connection");
     }
-    if (errno == EINTR || errno == EAGAIN || errno == EWOULDBLOCK) continue;
-    if (errno == ECONNRESET) return Status::Transport(what + ": connection reset by peer");
-    return Status::Transport(what + ": " + ErrnoText(errno));
+    if (errno == EINTR) continue;
+    if (errno == EAGAIN || errno == EWOULDBLOCK) {
+      // Nothing now: a poll only when there is time left to wait in.
+      if (Clock::now() >= deadline) return Status::Timeout(ReceiveWhat() + ": timed out");
+      WRIT_RETURN_IF_ERROR(WaitReady(socket_.fd(), POLLIN, deadline, ReceiveWhat()));
+      continue;
+    }
+    if (errno == ECONNRESET) return Status::Transport(ReceiveWhat() + ": connection reset by peer");
+    return Status::Transport(ReceiveWhat() + ": " + ErrnoText(errno));
   }
 }
+
+std::string ControlChannel::ReceiveWhat() const { return "receive from " + peer_; }
 
 void ControlChannel::Shutdown() {
   if (socket_.valid()) ::shutdown(socket_.fd(), SHUT_RDWR);

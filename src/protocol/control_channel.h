@@ -7,6 +7,7 @@
 #include <string>
 #include <string_view>
 #include <utility>
+#include <vector>
 
 #include "protocol/codec.h"
 #include "protocol/limits.h"
@@ -31,10 +32,18 @@ class ControlChannel {
   ControlChannel& operator=(ControlChannel&&) noexcept = default;
 
   // Validates, then writes the whole frame within the send timeout. An
-  // invalid message is InvalidArgument and nothing is sent.
+  // invalid message is InvalidArgument and nothing is sent. While corked, the frame is
+  // only queued (after the ones before it), to leave with them in one write at Uncork.
   Status Send(const Message& message);
-  // The next message. Timeout when none completes in time (bytes of a partial
-  // frame are kept for the next call); Transport when the peer closed or
+  // Frames sent from now on wait for Uncork, which writes them all at once (one system
+  // call for what a pass of the caller produced, instead of one per message). A transport
+  // error of theirs is Uncork's.
+  void Cork();
+  Status Uncork();
+  // The next message. Every complete frame one read brings is kept, and returned by the
+  // calls that follow without another read; timeout 0 takes only what has arrived.
+  // Timeout when none completes in time (bytes of a partial frame are kept for the next
+  // call); Transport when the peer closed or
   // reset the connection (naming whether it was mid-frame); Malformed or
   // Unsupported when the peer sent something this build refuses, after which
   // the channel only returns that error.
@@ -50,12 +59,19 @@ class ControlChannel {
 
  private:
   ControlChannel(Socket socket, Limits limits, std::string peer);
+  // Writes out_ (`sending` names it in errors) and empties it.
+  Status WriteOut(std::string_view sending);
+  std::string ReceiveWhat() const;
 
   Socket socket_;
   Limits limits_;
   FrameReader reader_;
   std::string peer_;
   std::chrono::milliseconds send_timeout_{10000};
+  std::vector<uint8_t> out_;  // frames not written yet (while corked), capacity reused
+  size_t out_messages_ = 0;
+  bool corked_ = false;
+  bool drained_ = false;  // the last read returned less than it asked for
 };
 
 class ControlListener {

@@ -1,10 +1,10 @@
-#include "receipt/receipt_json.h"
 
 #include <chrono>
 #include <ctime>
 #include <nlohmann/json.hpp>
 
 #include "common/printable.h"
+#include "receipt/canonical_json.h"
 #include "receipt/merkle.h"
 #include "receipt/strict_json.h"
 #include "writ/receipt.h"
@@ -43,17 +43,6 @@ constexpr std::string_view kSignatureFields[] = {"algorithm", "key_id", "public_
                                                  "root",      "path",   "leaf_index", "leaves"};
 constexpr std::string_view kGroupFields[] = {"root", "path", "leaf_index", "leaves"};
 constexpr std::string_view kPathStepFields[] = {"side", "hash"};
-
-json ContextToJson(const ReceiptContext& c) {
-  return json{{"operation", c.operation},
-              {"transport", c.transport},
-              {"provider", c.provider},
-              {"device", c.device},
-              {"memory_type", c.memory_type},
-              {"software_release", c.software_release},
-              {"completion_level", c.completion_level},
-              {"notes", c.notes}};
-}
 
 // Strict field readers: each names the JSON path of what is wrong.
 class Reader {
@@ -210,57 +199,10 @@ Status SignatureFromJson(const json& j, Receipt& r) {
 
 }  // namespace
 
-namespace receipt {
-
-json ReceiptJsonValue(const Receipt& r, bool with_signature) {
-  json j{{"schema", kReceiptSchema},
-         {"rung", ReceiptRungName(r.rung)},
-         {"delivery",
-          {{"id", r.delivery.id},
-           {"bytes", r.delivery.bytes},
-           {"rule", r.delivery.rule},
-           {"digest", r.delivery.digest},
-           {"chunks", r.delivery.chunks},
-           {"chunk_size", r.delivery.chunk_size}}},
-         {"observer", r.observer},
-         {"issuer", r.issuer},
-         {"issued_at", r.issued_at},
-         {"context", ContextToJson(r.context)},
-         {"statement", r.statement},
-         {"does_not_establish", r.does_not_establish}};
-  if (r.rule_passed) j["rule"] = *r.rule_passed;
-  if (r.processing_step) j["step"] = *r.processing_step;
-  if (r.observed_chunks) j["observed_chunks"] = *r.observed_chunks;
-  if (with_signature && r.signature) j["signature"] = SignatureJson(*r.signature);
-  if (r.retention) {
-    j["retention"] = r.retention->retention;
-    j["acknowledged_point"] = r.retention->acknowledged_point;
-    j["survives"] = r.retention->survives;
-    j["promise_after_failure"] = r.retention->promise_after_failure;
-    j["evidence"] = r.retention->evidence;
-  }
-  return j;
-}
-
-json SignatureJson(const ReceiptSignature& s) {
-  json j{{"algorithm", s.algorithm},
-         {"key_id", s.key_id},
-         {"public_key", s.public_key},
-         {"value", s.value}};
-  if (s.algorithm != kGroupSignatureAlgorithm) return j;
-  json path = json::array();
-  for (const MerkleStep& step : s.path) path.push_back({{"side", step.side}, {"hash", step.hash}});
-  j["root"] = s.root;
-  j["path"] = std::move(path);
-  j["leaf_index"] = s.leaf_index;
-  j["leaves"] = s.leaves;
-  return j;
-}
-
-}  // namespace receipt
-
 std::string ReceiptToJson(const Receipt& r) {
-  return receipt::ReceiptJsonValue(r, true).dump();  // object keys are sorted: canonical
+  std::string out;
+  receipt::AppendReceiptJson(out, r);
+  return out;
 }
 
 Result<Receipt> ReceiptFromJson(std::string_view text) {

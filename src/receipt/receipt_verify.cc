@@ -2,9 +2,9 @@
 // names really sign exactly these bytes?
 #include <cstring>
 
+#include "receipt/canonical_json.h"
 #include "receipt/identity.h"
 #include "receipt/merkle.h"
-#include "receipt/receipt_json.h"
 #include "receipt/signing.h"
 #include "writ/receipt.h"
 
@@ -51,7 +51,9 @@ Result<std::vector<uint8_t>> Unhex(const std::string& hex, size_t bytes, const c
 }  // namespace
 
 std::string ReceiptSigningBytes(const Receipt& receipt) {
-  return receipt::ReceiptJsonValue(receipt, /*with_signature=*/false).dump();
+  std::string out;
+  receipt::AppendUnsignedReceiptJson(out, receipt);
+  return out;
 }
 
 Status CheckReceiptConsistency(const Receipt& r) {

@@ -1,80 +1,63 @@
 #include "receipt/signing.h"
 
+#include "receipt/canonical_json.h"
 #include "receipt/merkle.h"
-#include "receipt/receipt_json.h"
 
 namespace writ::receipt {
 
 namespace {
 
-Result<ReceiptSignature> SignMessage(const Identity& identity, const std::string& bytes) {
+// Room for a receipt's text without growing: the longest writ issues (retained, with
+// notes and a group path) are under 2 KiB.
+constexpr size_t kReceiptTextReserve = 2048;
+
+Result<ReceiptSignature> SignMessage(const Identity& identity, std::string_view bytes) {
   WRIT_ASSIGN_OR_RETURN(
       Signature sig,
       identity.Sign(std::span(reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size())));
-  static const char* d = "0123456789abcdef";
-  std::string hex;
-  for (uint8_t b : sig) {
-    hex += d[b >> 4];
-    hex += d[b & 15];
-  }
+  static constexpr char kDigits[] = "0123456789abcdef";
   ReceiptSignature out;
+  out.value.resize(2 * sig.size());
+  for (size_t i = 0; i < sig.size(); ++i) {
+    out.value[2 * i] = kDigits[sig[i] >> 4];
+    out.value[2 * i + 1] = kDigits[sig[i] & 15];
+  }
   out.key_id = identity.key_id();
   out.public_key = PublicKeyHex(identity.public_key());
-  out.value = std::move(hex);
   return out;
 }
 
-// A receipt's members, each dumped once: its unsigned text (what a signature or a leaf
-// covers) and its signed text, the signature placed in key order. The bytes json::dump
-// gives for each (compact, keys sorted), without escaping every member twice.
-class ReceiptText {
- public:
-  explicit ReceiptText(const nlohmann::json& unsigned_value) {
-    for (auto it = unsigned_value.begin(); it != unsigned_value.end(); ++it) {
-      members_.emplace_back(it.key(), nlohmann::json(it.key()).dump() + ":" + it.value().dump());
-    }
-  }
-  std::string Unsigned() const { return Join(nullptr); }
-  std::string Signed(const ReceiptSignature& signature) const {
-    const std::string member = "\"signature\":" + SignatureJson(signature).dump();
-    return Join(&member);
-  }
+// A receipt's unsigned text (what a signature or a leaf covers) and where its signature
+// member goes, written once; the signed text splices the signature in.
+struct UnsignedText {
+  std::string text;
+  size_t signature_at = 0;
 
- private:
-  std::string Join(const std::string* signature) const {
-    std::string out = "{";
-    bool placed = signature == nullptr;
-    for (const auto& [key, text] : members_) {
-      if (!placed && key > "signature") {
-        out += *signature + ",";
-        placed = true;
-      }
-      out += text + ",";
-    }
-    if (!placed) out += *signature + ",";
-    out.back() = '}';
+  explicit UnsignedText(const Receipt& receipt) {
+    text.reserve(kReceiptTextReserve);
+    AppendUnsignedReceiptJson(text, receipt, &signature_at);
+  }
+  std::string Signed(const ReceiptSignature& signature) const {
+    std::string out;
+    out.reserve(text.size() + kReceiptTextReserve / 2 + 80 * signature.path.size());
+    AppendSignedFromUnsigned(out, text, signature_at, signature);
     return out;
   }
-
-  std::vector<std::pair<std::string, std::string>> members_;  // key, "key":value
 };
-
-Status SignBytes(Receipt& receipt, const Identity& identity, const std::string& bytes) {
-  WRIT_ASSIGN_OR_RETURN(receipt.signature, SignMessage(identity, bytes));
-  return Status::Ok();
-}
 
 }  // namespace
 
 Status SignReceipt(Receipt& receipt, const Identity& identity) {
   receipt.signature.reset();
-  return SignBytes(receipt, identity, ReceiptSigningBytes(receipt));
+  const UnsignedText text(receipt);
+  WRIT_ASSIGN_OR_RETURN(receipt.signature, SignMessage(identity, text.text));
+  return Status::Ok();
 }
 
 Result<std::string> SignReceiptToJson(Receipt& receipt, const Identity& identity) {
   receipt.signature.reset();
-  const ReceiptText text(ReceiptJsonValue(receipt, /*with_signature=*/false));
-  WRIT_RETURN_IF_ERROR(SignBytes(receipt, identity, text.Unsigned()));
+  const UnsignedText text(receipt);
+  WRIT_ASSIGN_OR_RETURN(receipt.signature, SignMessage(identity, text.text));
   return text.Signed(*receipt.signature);
 }
 
@@ -85,12 +68,14 @@ Result<std::vector<std::string>> SignReceiptGroupToJson(std::vector<Receipt>& re
     return std::vector<std::string>{std::move(json)};
   }
   if (receipts.empty()) return Status::Internal("signing an empty group of receipts");
-  std::vector<ReceiptText> texts;
+  std::vector<UnsignedText> texts;
+  texts.reserve(receipts.size());
   std::vector<MerkleHash> leaves;
+  leaves.reserve(receipts.size());
   for (Receipt& r : receipts) {
     r.signature.reset();
-    texts.emplace_back(ReceiptJsonValue(r, /*with_signature=*/false));
-    leaves.push_back(LeafHash(texts.back().Unsigned()));
+    texts.emplace_back(r);
+    leaves.push_back(LeafHash(texts.back().text));
   }
   const auto levels = MerkleLevels(std::move(leaves));
   const MerkleHash& root = levels.back().front();
@@ -99,6 +84,7 @@ Result<std::vector<std::string>> SignReceiptGroupToJson(std::vector<Receipt>& re
   group.root = HashHex(root);
   group.leaves = receipts.size();
   std::vector<std::string> out;
+  out.reserve(receipts.size());
   for (size_t i = 0; i < receipts.size(); ++i) {
     ReceiptSignature& own = receipts[i].signature.emplace(group);
     own.leaf_index = i;

@@ -80,8 +80,10 @@ void Connection::Run() {
     }
     if (status.ok() && peer_gone_) DropUncommitted();
     if (status.ok() && !close) status = AdvanceAll();
+    channel_.Cork();  // the freed slots and every receipt of this pass leave in one write
     if (status.ok()) status = SendFreedSlots();  // before the receipts: the next one may wait
     if (status.ok()) status = FlushReceipts();
+    if (Status sent = SendCorked(); status.ok()) status = sent;
     if (status.ok() && !close) status = CheckTimeouts(close);
     if (status.ok() && !close) status = ObserveShutdown(close);
     if (!status.ok()) TellAborted(status.message());
@@ -171,6 +173,14 @@ Status Connection::SendNow(const protocol::Message& message) {
   if (peer_gone_) return Status::Ok();
   Status sent = channel_.Send(message);
   if (sent.ok() || sent.code() != ErrorCode::kTransport || deliveries_.empty()) return sent;
+  return SendFailed(sent);
+}
+
+Status Connection::SendCorked() {
+  Status sent = channel_.Uncork();
+  if (peer_gone_ || sent.ok() || sent.code() != ErrorCode::kTransport || deliveries_.empty()) {
+    return peer_gone_ ? Status::Ok() : sent;
+  }
   return SendFailed(sent);
 }
 

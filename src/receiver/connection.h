@@ -125,6 +125,8 @@ class Connection {
   // The receipts issued since the last flush, in one message where they are several.
   Status FlushReceipts();
   static Clock::time_point DeadlineOf(const InProgress& p, const ReceiverOptions& opt);
+  // Writes what was corked (ControlChannel::Cork), handling a failure as SendNow does.
+  Status SendCorked();
   // After a failed send: a sender that committed and left still gets its committed
   // deliveries finished (peer_gone_); Ok when there is one.
   Status SendFailed(const Status& sent);

@@ -26,7 +26,38 @@ std::string OutcomeSentence(const EndedDelivery& d) {
   return line;
 }
 
+LogEvent SummaryEvent(const RetainedSummary::Counts& counts) {
+  const std::string n = std::to_string(counts.deliveries);
+  return LogEvent{LogEvent::Level::kInfo,
+                  "deliveries",
+                  n + (counts.deliveries == 1 ? " delivery" : " deliveries") + " retained (" +
+                      std::to_string(counts.bytes) + " bytes) since the last such line",
+                  {{"retained", counts.deliveries}, {"bytes", counts.bytes}}};
+}
+
 }  // namespace
+
+bool RetainedSummary::Note(uint64_t bytes, std::chrono::steady_clock::time_point now) {
+  bytes_.fetch_add(bytes, std::memory_order_relaxed);
+  deliveries_.fetch_add(1, std::memory_order_relaxed);
+  const int64_t at = now.time_since_epoch().count();
+  int64_t next = next_line_ns_.load(std::memory_order_relaxed);
+  if (at < next) return false;
+  const int64_t after = at + std::chrono::steady_clock::duration(std::chrono::seconds(1)).count();
+  // One caller of those that find the second over wins the line.
+  return next_line_ns_.compare_exchange_strong(next, after, std::memory_order_relaxed);
+}
+
+RetainedSummary::Counts RetainedSummary::Take() {
+  return {deliveries_.exchange(0, std::memory_order_relaxed),
+          bytes_.exchange(0, std::memory_order_relaxed)};
+}
+
+void ReportRetainedSummary(ReceiverCore& core) {
+  const RetainedSummary::Counts counts = core.retained_summary.Take();
+  if (counts.deliveries == 0 || !core.options.on_event) return;
+  core.options.on_event(SummaryEvent(counts));
+}
 
 double SecondsSince(std::chrono::steady_clock::time_point since) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - since).count();
@@ -53,8 +84,12 @@ void NoteRefusal(ReceiverCore& core, const protocol::Refuse& refuse) {
 void ReportEnded(ReceiverCore& core, const EndedDelivery& d) {
   core.metrics.DeliveryEnded(d.outcome, d.reached.value_or(ReceiptRung::kTransport), d.retention);
   if (!core.options.on_event) return;
-  const auto level =
-      d.outcome == DeliveryOutcome::kRetained ? LogEvent::Level::kInfo : LogEvent::Level::kWarning;
+  const bool retained = d.outcome == DeliveryOutcome::kRetained;
+  if (retained && core.retained_summary.Note(d.bytes, std::chrono::steady_clock::now())) {
+    ReportRetainedSummary(core);
+  }
+  if (retained && !core.options.log_each_delivery) return;
+  const auto level = retained ? LogEvent::Level::kDebug : LogEvent::Level::kWarning;
   LogEvent event{level,
                  "delivery",
                  OutcomeSentence(d),

@@ -2,7 +2,9 @@
 // delivery: the rungs it reached, each refusal, and how it ended.
 #pragma once
 
+#include <atomic>
 #include <chrono>
+#include <cstdint>
 #include <optional>
 #include <string>
 
@@ -30,6 +32,26 @@ struct EndedDelivery {
   std::string detail;  // why it was refused or aborted
 };
 
+// Deliveries that ended retained, counted between one "deliveries" info line and the next
+// (at most one a second, the first at once), so that the log keeps up with thousands of
+// small deliveries a second; each one's own line is debug. Lock-free.
+class RetainedSummary {
+ public:
+  // Counts one; true when this caller is to log the line now (Take() gives its figures).
+  bool Note(uint64_t bytes, std::chrono::steady_clock::time_point now);
+  struct Counts {
+    uint64_t deliveries = 0;
+    uint64_t bytes = 0;
+  };
+  // What was counted since the last Take, zeroed.
+  Counts Take();
+
+ private:
+  std::atomic<uint64_t> deliveries_{0};
+  std::atomic<uint64_t> bytes_{0};
+  std::atomic<int64_t> next_line_ns_{0};  // steady clock; 0: the next delivery logs at once
+};
+
 double SecondsSince(std::chrono::steady_clock::time_point since);
 
 // A receipt rung issued for `delivery`: its latency, and the bytes once every chunk landed.
@@ -38,6 +60,10 @@ void NoteRung(ReceiverCore& core, InboundDelivery& delivery, ReceiptRung rung);
 void NoteRefusal(ReceiverCore& core, const protocol::Refuse& refuse);
 // Counts and logs one delivery's outcome line.
 void ReportEnded(ReceiverCore& core, const EndedDelivery& ended);
+
+// The "deliveries" line for what was retained since the last one, when anything was (at
+// shutdown, so that the last second's deliveries are not left uncounted).
+void ReportRetainedSummary(ReceiverCore& core);
 
 // `options` with its on_store_event and on_connection_event lines also reaching on_event
 // (as "store" and "connection" warnings), when on_event is set.

@@ -391,6 +391,7 @@ Status ReceiverImpl::Stop() {
     }
     conns_.clear();
   }
+  ReportRetainedSummary(core_);
   sweeper_.reset();
   if (progress_) progress_->Stop();
   core_.progress = nullptr;

@@ -12,6 +12,7 @@
 #include "fabric/fabric_port.h"
 #include "fabric/progress_loop.h"
 #include "receipt/identity.h"
+#include "receiver/delivery_log.h"
 #include "receiver/digest_pool.h"
 #include "receiver/metrics.h"
 #include "receiver/notification_router.h"
@@ -43,6 +44,7 @@ struct ReceiverCore {
   SenderAuth auth;                            // --allow
   ShutdownState shutdown;                     // Receiver::Shutdown: admission, drain, abort
   Metrics metrics;                            // counted by connections, rendered on a scrape
+  RetainedSummary retained_summary;           // the "deliveries" log line (delivery_log.h)
 
   // A delivery id may be in progress on one connection at a time.
   bool ClaimId(const std::string& id) {

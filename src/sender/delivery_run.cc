@@ -422,7 +422,7 @@ Status DeliveryRun::SendTransportReceiptAndCommit() {
   transport.rung = ReceiptRung::kTransport;
   transport.delivery = out_.delivery;
   transport.observer = "sender";
-  transport.issuer = "writ-send@pid" + std::to_string(getpid());
+  transport.issuer = link_.issuer();
   transport.issued_at = NowRfc3339();
   transport.context = out_.context;
   transport.observed_chunks = out_.delivery.chunks;

@@ -3,6 +3,7 @@
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cstdlib>
@@ -49,6 +50,7 @@ Result<std::unique_ptr<Link>> Link::Open(const SessionOptions& options,
   if (!host_port.ok()) return Status::InvalidArgument("--to: " + host_port.status().message());
   std::unique_ptr<Link> link(new Link());
   link->depth_ = options.depth;
+  link->issuer_ = "writ-send@pid" + std::to_string(::getpid());
   link->busy_poll_ = options.busy_poll;
   link->ring_enabled_ = options.ring;
   link->write_slots_.assign(options.depth, WriteSlot{});

@@ -52,6 +52,8 @@ class Link {
   const std::vector<uint8_t>& local_address() const { return local_address_; }
   const protocol::Hello& hello() const { return hello_; }
   uint32_t depth() const { return depth_; }
+  // "writ-send@pidN": the issuer of this side's transport receipts (the pid read once).
+  const std::string& issuer() const { return issuer_; }
   bool busy_poll() const { return busy_poll_; }  // SessionOptions::busy_poll
   // Unique over the session, so a late record can never be taken for a later request.
   uint64_t NextRequestId() { return next_request_id_++; }
@@ -88,6 +90,7 @@ class Link {
   fabric::Peer peer_;
   std::vector<uint8_t> local_address_;
   uint32_t depth_ = 0;
+  std::string issuer_;
   bool busy_poll_ = false;
   std::vector<WriteSlot> write_slots_;
   uint64_t next_request_id_ = 1;

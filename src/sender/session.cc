@@ -91,7 +91,9 @@ void Session::Submit(std::unique_ptr<Submission> submission) {
     submission->state->Set(std::move(submission->out));
     return;
   }
-  wake_.Signal();
+  // One wake-up for many submissions: the loop clears the flag before it looks at the
+  // queue, so a submission it may not see always signals.
+  if (!wake_pending_.exchange(true, std::memory_order_acq_rel)) wake_.Signal();
 }
 
 Status Session::Close() {
@@ -114,6 +116,7 @@ void Session::Loop() {
     if (stop && !break_)
       break_ =
           PendingBreak{Status::InvalidArgument("the session was closed"), nullptr, Status::Ok()};
+    wake_pending_.store(false, std::memory_order_release);
     if (!break_) Admit();
     if (!break_) {
       Status turned = Turn();

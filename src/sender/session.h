@@ -7,6 +7,7 @@
 
 #include <poll.h>
 
+#include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <deque>
@@ -114,6 +115,7 @@ class Session {
   const DigestCache* cache_;
   const uint32_t max_in_flight_;
   fabric::EventFd wake_;
+  std::atomic<bool> wake_pending_{false};  // wake_ signalled, the loop has not looked yet
   std::thread thread_;
 
   mutable Mutex mu_;

@@ -124,14 +124,14 @@ TEST(ServeMetrics, AScrapeCountsRealDeliveriesAndPassesPromtool) {
   EXPECT_EQ(rc, 0) << "promtool check metrics: " << said.str();
 }
 
-// Every line the serve writes parses as JSON with ts, level and event; a delivery's
-// outcome is one of them.
+// Every line the serve writes parses as JSON with ts, level and event; with --verbose a
+// delivery's outcome is one of them (debug), beside the "deliveries" count (info).
 TEST(ServeLog, JsonLinesParseAndNameTheDeliveryOutcome) {
   REQUIRE_OR_FAIL(ProviderAvailable("tcp"), "the tcp provider cannot serve here");
   TempDir dir;
   auto proc = ChildProcess::Start(
       {WritBinary(), "serve", "--listen", "127.0.0.1:0", "--provider", "tcp", "--identity",
-       dir.File("id"), "--log-format", "json", "--data", dir.File("data")},
+       dir.File("id"), "--log-format", "json", "--data", dir.File("data"), "--verbose"},
       /*merge_stderr=*/true);
   ASSERT_TRUE(proc.ok()) << proc.status().ToString();
   std::string address;
@@ -159,12 +159,17 @@ TEST(ServeLog, JsonLinesParseAndNameTheDeliveryOutcome) {
   ASSERT_TRUE(rest.ok());
   std::istringstream in(*rest);
   json outcome, refusal, refused_outcome;
+  uint64_t summarised = 0;
   for (std::string line; std::getline(in, line);) {
     json event = json::parse(line, nullptr, false);
     ASSERT_FALSE(event.is_discarded()) << "not JSON: " << line;
     EXPECT_TRUE(event.contains("ts") && event.contains("level") && event.contains("event")) << line;
     const std::string name = event.value("event", "");
     if (name == "refusal") refusal = event;
+    if (name == "deliveries") {
+      EXPECT_EQ(event.value("level", ""), "info") << line;
+      summarised += event.value("retained", 0u);
+    }
     if (name != "delivery") continue;
     (event.value("outcome", "") == "refused" ? refused_outcome : outcome) = event;
   }
@@ -183,7 +188,38 @@ TEST(ServeLog, JsonLinesParseAndNameTheDeliveryOutcome) {
   EXPECT_EQ(outcome.value("rung", ""), "retained");
   EXPECT_EQ(outcome.value("class", ""), "volatile");
   EXPECT_EQ(outcome.value("bytes", 0u), 8192u);
+  EXPECT_EQ(outcome.value("level", ""), "debug");
   EXPECT_TRUE(outcome["elapsed_seconds"].is_number());
+  EXPECT_EQ(summarised, 1u) << *rest;
+}
+
+// Without --verbose a retained delivery has no line of its own: it is counted in the
+// "deliveries" line (the first at once, then at most one a second, the rest at shutdown).
+TEST(ServeLog, RetainedDeliveriesAreCountedNotLinedByDefault) {
+  REQUIRE_OR_FAIL(ProviderAvailable("tcp"), "the tcp provider cannot serve here");
+  TempDir dir;
+  auto serve = Serve::StartWithStderr("tcp", {"--identity", dir.File("id")});
+  ASSERT_TRUE(serve);
+  WritePatternFile(dir.File("data"), 7, 4096);
+  for (const char* id : {"counted-1", "counted-2", "counted-3"}) {
+    CommandRun sent = RunWrit({"send", dir.File("data"), "--to", serve->address(), "--id", id});
+    ASSERT_EQ(sent.exit_code, 0) << sent.err;
+  }
+  EXPECT_EQ(serve->Stop(), 0);
+  auto rest = serve->process().ReadAll(10s);
+  ASSERT_TRUE(rest.ok());
+  EXPECT_EQ(rest->find("outcome of delivery"), std::string::npos) << *rest;
+  // The first delivery's line at once; the other two in one more line, within the second
+  // or at shutdown.
+  uint64_t counted = 0;
+  std::istringstream in(*rest);
+  for (std::string line; std::getline(in, line);) {
+    const size_t at = line.find(" retained (");
+    if (line.rfind("writ: ", 0) != 0 || at == std::string::npos) continue;
+    if (line.size() < 7 || line[6] < '0' || line[6] > '9') continue;
+    counted += std::stoull(line.substr(6, line.find(' ', 6) - 6));
+  }
+  EXPECT_EQ(counted, 3u) << *rest;
 }
 
 // --quiet: the ready line still comes, no per-delivery line does.

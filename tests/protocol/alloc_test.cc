@@ -7,17 +7,21 @@
 #include <algorithm>
 #include <cstdlib>
 #include <new>
+#include <string>
 #include <thread>
 
 #include "protocol/codec.h"
 #include "protocol/control_channel.h"
 #include "protocol/frame.h"
+#include "receipt/canonical_json.h"
 #include "sample_messages.h"
+#include "sample_receipt.h"
 #include "test_util.h"
 
 namespace {
 thread_local bool t_watching = false;
 thread_local size_t t_largest = 0;
+thread_local size_t t_count = 0;  // allocations made while watching
 }  // namespace
 
 // The replacements pair malloc with free; GCC cannot see that and warns.
@@ -26,7 +30,10 @@ thread_local size_t t_largest = 0;
 #pragma GCC diagnostic ignored "-Wmismatched-new-delete"
 #endif
 void* operator new(size_t n) {
-  if (t_watching) t_largest = std::max(t_largest, n);
+  if (t_watching) {
+    t_largest = std::max(t_largest, n);
+    ++t_count;
+  }
   if (void* p = std::malloc(n == 0 ? 1 : n)) return p;
   throw std::bad_alloc();
 }
@@ -45,10 +52,12 @@ class Watch {
  public:
   Watch() {
     t_largest = 0;
+    t_count = 0;
     t_watching = true;
   }
   ~Watch() { t_watching = false; }
   size_t largest() const { return t_largest; }
+  size_t count() const { return t_count; }
 };
 
 TEST(Allocation, CounterSeesARealFrame) {
@@ -109,6 +118,85 @@ TEST(Allocation, HostilePeerOverTheChannel) {
   peer.join();
   EXPECT_ERROR(got, ErrorCode::kMalformed, "frame.length: receipt payload of 4294967295 bytes");
   EXPECT_LT(largest, 64u * 1024u);
+}
+
+// The steady state of a connection: receipts written into a buffer that is reused, frames
+// queued and written in one send, frames read into the reader's buffer. After a first
+// round that sizes the buffers, none of it allocates (a decoded message's own strings
+// are the caller's: they are counted apart).
+TEST(SteadyState, ReceiptTextIsWrittenWithoutAllocating) {
+  writ::Receipt receipt = writ::SampleReceipt(writ::ReceiptRung::kValidated, "steady-1");
+  receipt.signature = writ::ReceiptSignature{};
+  receipt.signature->key_id = std::string(16, 'a');
+  receipt.signature->public_key = std::string(64, 'b');
+  receipt.signature->value = std::string(128, 'c');
+  std::string text;
+  writ::receipt::AppendReceiptJson(text, receipt);  // sizes `text`
+  const std::string first = text;
+  Watch watch;
+  for (int i = 0; i < 1000; ++i) {
+    text.clear();
+    writ::receipt::AppendReceiptJson(text, receipt);
+  }
+  EXPECT_EQ(watch.count(), 0u);
+  EXPECT_EQ(text, first);
+}
+
+TEST(SteadyState, CorkedFramesAreSentWithoutAllocating) {
+  int fds[2];
+  ASSERT_EQ(::socketpair(AF_UNIX, SOCK_STREAM, 0, fds), 0);
+  auto sender = ControlChannel::Adopt(Socket(fds[0]));
+  auto receiver = ControlChannel::Adopt(Socket(fds[1]));
+  ASSERT_TRUE(sender.ok() && receiver.ok());
+  Receipts batch;
+  for (int i = 0; i < 8; ++i) {
+    batch.receipts.push_back(Receipt{"steady-" + std::to_string(i), "{\"p\":1}"});
+  }
+  const Message message = batch;
+  const Message freed = SlotsFree{7, {1, 2, 3}};
+  size_t steady_allocations = 0;
+  size_t decoded = 0;
+  for (int round = 0; round < 50; ++round) {
+    size_t before = 0;
+    {
+      Watch watch;
+      sender->Cork();
+      ASSERT_TRUE(sender->Send(freed).ok());
+      ASSERT_TRUE(sender->Send(message).ok());
+      ASSERT_TRUE(sender->Uncork().ok());
+      before = watch.count();
+    }
+    if (round > 0) steady_allocations += before;
+    for (int m = 0; m < 2; ++m) {
+      auto got = receiver->Receive(5s);
+      ASSERT_TRUE(got.ok()) << got.status().ToString();
+      ++decoded;
+    }
+  }
+  EXPECT_EQ(steady_allocations, 0u);
+  EXPECT_EQ(decoded, 100u);
+}
+
+// Both frames of a pass arrive in one read; the second is returned without another one.
+TEST(SteadyState, OneReadYieldsEveryCompleteFrame) {
+  int fds[2];
+  ASSERT_EQ(::socketpair(AF_UNIX, SOCK_STREAM, 0, fds), 0);
+  auto sender = ControlChannel::Adopt(Socket(fds[0]));
+  auto receiver = ControlChannel::Adopt(Socket(fds[1]));
+  ASSERT_TRUE(sender.ok() && receiver.ok());
+  sender->Cork();
+  for (uint32_t i = 0; i < 5; ++i) ASSERT_TRUE(sender->Send(SlotsFree{i, {i}}).ok());
+  ASSERT_TRUE(sender->Uncork().ok());
+  auto first = receiver->Receive(5s);
+  ASSERT_TRUE(first.ok()) << first.status().ToString();
+  // The peer's end is closed now: had the channel not kept the other four frames from its
+  // one read, the next call would read the close instead of a message.
+  ::shutdown(fds[0], SHUT_RDWR);
+  for (uint32_t i = 1; i < 5; ++i) {
+    auto next = receiver->Receive(0ms);
+    ASSERT_TRUE(next.ok()) << i << ": " << next.status().ToString();
+    EXPECT_EQ(std::get<SlotsFree>(*next).window_id, i);
+  }
 }
 
 }  // namespace

@@ -56,6 +56,7 @@ struct ServeFlags {
   std::string drain_timeout = "10s";
   std::string log_format = "text";
   bool quiet = false;
+  bool verbose = false;
   std::string metrics;  // HOST:PORT for GET /metrics
   std::string exec;     // --exec: the processing command
   std::string exec_timeout = "60s";
@@ -301,8 +302,9 @@ int RunServe(const ServeFlags& flags) {
   if (!store_flags.ok()) return ReportError(store_flags);
   // Every event (deliveries, refusals, recovery, the store, limits that hit), one line each
   // from any of the receiver's threads.
-  auto log = std::make_shared<ServeLog>(flags.log_format == "json", flags.quiet);
+  auto log = std::make_shared<ServeLog>(flags.log_format == "json", flags.quiet, flags.verbose);
   options.on_event = [log](const LogEvent& event) { log->Emit(event); };
+  options.log_each_delivery = flags.verbose;
   if (Status metrics = MetricsOption(flags, options); !metrics.ok()) return ReportError(metrics);
   if (Status exec = ApplyExec(flags, options, log); !exec.ok()) return ReportError(exec);
   options.identity_dir = flags.identity;
@@ -390,6 +392,9 @@ void AddOperationOptions(CLI::App* cmd, ServeFlags* flags) {
       ->capture_default_str();
   cmd->add_flag("--quiet", flags->quiet,
                 "log only warnings and errors (the ready lines on stdout still appear)");
+  cmd->add_flag("--verbose", flags->verbose,
+                "also log one line per delivery that ended retained (otherwise counted in one "
+                "'deliveries' line a second)");
 }
 
 void RegisterServe(CLI::App& app, CommandContext& ctx) {

@@ -17,6 +17,7 @@ const char* LevelName(LogEvent::Level level) {
     case LogEvent::Level::kInfo: return "info";
     case LogEvent::Level::kWarning: return "warning";
     case LogEvent::Level::kError: return "error";
+    case LogEvent::Level::kDebug: return "debug";
   }
   return "info";
 }
@@ -53,6 +54,7 @@ std::string ServeLog::Format(const LogEvent& event) const {
 
 void ServeLog::Emit(const LogEvent& event) {
   if (quiet_ && event.level == LogEvent::Level::kInfo) return;
+  if (!verbose_ && event.level == LogEvent::Level::kDebug) return;
   Write(STDERR_FILENO, Format(event));
 }
 

@@ -14,9 +14,10 @@ namespace writ::cli {
 
 class ServeLog {
  public:
-  ServeLog(bool json, bool quiet) : json_(json), quiet_(quiet) {}
+  ServeLog(bool json, bool quiet, bool verbose = false)
+      : json_(json), quiet_(quiet), verbose_(verbose) {}
 
-  // A log event; with --quiet only warnings and errors.
+  // A log event; with --quiet only warnings and errors; debug lines only with --verbose.
   void Emit(const LogEvent& event);
   void Info(const std::string& event, const std::string& message) {
     Emit(LogEvent{LogEvent::Level::kInfo, event, message, {}});
@@ -31,6 +32,7 @@ class ServeLog {
 
   const bool json_;
   const bool quiet_;
+  const bool verbose_;
   Mutex mu_;
 };
 

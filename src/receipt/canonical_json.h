@@ -1,0 +1,36 @@
+// The canonical JSON of a receipt (docs/security.md, "Receipts"), written field by field in
+// its fixed key order instead of through a JSON document: compact, keys sorted byte-wise,
+// strings escaped as RFC 8259 requires and nothing more (\" \\ \b \f \n \r \t, other
+// controls as \u00xx, everything else as is), unsigned numbers in decimal. The bytes are
+// those nlohmann::json::dump() gives for the same object (tests/unit/receipt_writer_test.cc
+// holds the two side by side); nothing here allocates beyond growing `out`.
+#pragma once
+
+#include <cstddef>
+#include <string>
+#include <string_view>
+
+#include "writ/receipt.h"
+
+namespace writ::receipt {
+
+// `text` as a JSON string, quotes included. A byte that is not valid UTF-8 (never in a
+// receipt writ issues: its ids are printable ASCII) is written as U+FFFD.
+void AppendJsonString(std::string& out, std::string_view text);
+
+// The receipt without its signature: the bytes a signature or a group leaf covers.
+// `signature_at` (when given) receives the offset in `out` where the signature member
+// belongs ("signature" sorts just before "statement", which every receipt has).
+void AppendUnsignedReceiptJson(std::string& out, const Receipt& receipt,
+                               size_t* signature_at = nullptr);
+// `"signature":{...}` for `signature`, plain or group form.
+void AppendSignatureMember(std::string& out, const ReceiptSignature& signature);
+// The receipt with `receipt.signature` when it has one: ReceiptToJson.
+void AppendReceiptJson(std::string& out, const Receipt& receipt);
+
+// The signed text from the unsigned text and the offset AppendUnsignedReceiptJson gave:
+// the signature member spliced in, appended to `out`.
+void AppendSignedFromUnsigned(std::string& out, std::string_view unsigned_text, size_t signature_at,
+                              const ReceiptSignature& signature);
+
+}  // namespace writ::receipt
