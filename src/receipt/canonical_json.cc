@@ -181,14 +181,6 @@ void AppendSignatureMember(std::string& out, const ReceiptSignature& s) {
   out += '}';
 }
 
-void AppendSignedFromUnsigned(std::string& out, std::string_view unsigned_text, size_t signature_at,
-                              const ReceiptSignature& signature) {
-  out.append(unsigned_text.substr(0, signature_at));
-  AppendSignatureMember(out, signature);
-  out += ',';
-  out.append(unsigned_text.substr(signature_at));
-}
-
 void AppendReceiptJson(std::string& out, const Receipt& receipt) {
   AppendMembersBeforeSignature(out, receipt);
   if (receipt.signature) {

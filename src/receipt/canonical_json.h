@@ -28,9 +28,4 @@ void AppendSignatureMember(std::string& out, const ReceiptSignature& signature);
 // The receipt with `receipt.signature` when it has one: ReceiptToJson.
 void AppendReceiptJson(std::string& out, const Receipt& receipt);
 
-// The signed text from the unsigned text and the offset AppendUnsignedReceiptJson gave:
-// the signature member spliced in, appended to `out`.
-void AppendSignedFromUnsigned(std::string& out, std::string_view unsigned_text, size_t signature_at,
-                              const ReceiptSignature& signature);
-
 }  // namespace writ::receipt

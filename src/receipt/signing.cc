@@ -10,6 +10,8 @@ namespace {
 // Room for a receipt's text without growing: the longest writ issues (retained, with
 // notes and a group path) are under 2 KiB.
 constexpr size_t kReceiptTextReserve = 2048;
+// A signature member without a group path: the names, 16 + 64 + 128 hex digits, a root.
+constexpr size_t kSignatureMemberReserve = 512;
 
 Result<ReceiptSignature> SignMessage(const Identity& identity, std::string_view bytes) {
   WRIT_ASSIGN_OR_RETURN(
@@ -37,10 +39,14 @@ struct UnsignedText {
     text.reserve(kReceiptTextReserve);
     AppendUnsignedReceiptJson(text, receipt, &signature_at);
   }
+  // Exactly as long as it must be: receivers keep these strings with what they retain.
   std::string Signed(const ReceiptSignature& signature) const {
+    std::string member;
+    member.reserve(kSignatureMemberReserve + 84 * signature.path.size());
+    AppendSignatureMember(member, signature);
     std::string out;
-    out.reserve(text.size() + kReceiptTextReserve / 2 + 80 * signature.path.size());
-    AppendSignedFromUnsigned(out, text, signature_at, signature);
+    out.reserve(text.size() + member.size() + 1);
+    out.append(text, 0, signature_at).append(member).append(1, ',').append(text, signature_at);
     return out;
   }
 };

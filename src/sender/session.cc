@@ -205,9 +205,15 @@ Status Session::Turn() {
   WRIT_RETURN_IF_ERROR(ReadControl(wait));
   if (break_) return Status::Ok();
   WRIT_RETURN_IF_ERROR(PollCompletions());
+  // What the deliveries send in this turn (a ring delivery's `deliver`, announces, commits)
+  // leaves in one write.
+  link_->channel().Cork();
   for (auto& a : active_) {
     if (break_) break;
     if (!a->ending_by && !a->done) Judge(*a, a->run->Step());
+  }
+  if (Status sent = link_->channel().Uncork(); !sent.ok()) {
+    return Status::Transport("control connection to the receiver lost: " + sent.message());
   }
   return Status::Ok();
 }

@@ -124,6 +124,15 @@ TEST(Allocation, HostilePeerOverTheChannel) {
 // queued and written in one send, frames read into the reader's buffer. After a first
 // round that sizes the buffers, none of it allocates (a decoded message's own strings
 // are the caller's: they are counted apart).
+// Both ends of a control connection over loopback TCP.
+std::pair<Result<ControlChannel>, Result<ControlChannel>> ConnectedPair() {
+  auto listener = ControlListener::Listen("127.0.0.1", 0);
+  if (!listener.ok()) return {listener.status(), listener.status()};
+  auto client = ControlChannel::Connect("127.0.0.1", listener->port(), 5s);
+  auto server = listener->Accept(5s);
+  return {std::move(client), std::move(server)};
+}
+
 TEST(SteadyState, ReceiptTextIsWrittenWithoutAllocating) {
   writ::Receipt receipt = writ::SampleReceipt(writ::ReceiptRung::kValidated, "steady-1");
   receipt.signature = writ::ReceiptSignature{};
@@ -143,10 +152,7 @@ TEST(SteadyState, ReceiptTextIsWrittenWithoutAllocating) {
 }
 
 TEST(SteadyState, CorkedFramesAreSentWithoutAllocating) {
-  int fds[2];
-  ASSERT_EQ(::socketpair(AF_UNIX, SOCK_STREAM, 0, fds), 0);
-  auto sender = ControlChannel::Adopt(Socket(fds[0]));
-  auto receiver = ControlChannel::Adopt(Socket(fds[1]));
+  auto [sender, receiver] = ConnectedPair();
   ASSERT_TRUE(sender.ok() && receiver.ok());
   Receipts batch;
   for (int i = 0; i < 8; ++i) {
@@ -179,20 +185,17 @@ TEST(SteadyState, CorkedFramesAreSentWithoutAllocating) {
 
 // Both frames of a pass arrive in one read; the second is returned without another one.
 TEST(SteadyState, OneReadYieldsEveryCompleteFrame) {
-  int fds[2];
-  ASSERT_EQ(::socketpair(AF_UNIX, SOCK_STREAM, 0, fds), 0);
-  auto sender = ControlChannel::Adopt(Socket(fds[0]));
-  auto receiver = ControlChannel::Adopt(Socket(fds[1]));
+  auto [sender, receiver] = ConnectedPair();
   ASSERT_TRUE(sender.ok() && receiver.ok());
   sender->Cork();
-  for (uint32_t i = 0; i < 5; ++i) ASSERT_TRUE(sender->Send(SlotsFree{i, {i}}).ok());
+  for (uint32_t i = 1; i <= 5; ++i) ASSERT_TRUE(sender->Send(SlotsFree{i, {i}}).ok());
   ASSERT_TRUE(sender->Uncork().ok());
   auto first = receiver->Receive(5s);
   ASSERT_TRUE(first.ok()) << first.status().ToString();
   // The peer's end is closed now: had the channel not kept the other four frames from its
   // one read, the next call would read the close instead of a message.
-  ::shutdown(fds[0], SHUT_RDWR);
-  for (uint32_t i = 1; i < 5; ++i) {
+  sender->Shutdown();
+  for (uint32_t i = 2; i <= 5; ++i) {
     auto next = receiver->Receive(0ms);
     ASSERT_TRUE(next.ok()) << i << ": " << next.status().ToString();
     EXPECT_EQ(std::get<SlotsFree>(*next).window_id, i);
