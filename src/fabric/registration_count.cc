@@ -30,6 +30,8 @@ RegistrationCounter& TheRegistrationCounter() {
 }  // namespace
 
 void CountRegistration() { TheRegistrationCounter().made.fetch_add(1, std::memory_order_relaxed); }
-uint64_t RegistrationsMade() { return TheRegistrationCounter().made.load(std::memory_order_relaxed); }
+uint64_t RegistrationsMade() {
+  return TheRegistrationCounter().made.load(std::memory_order_relaxed);
+}
 
 }  // namespace writ::fabric
