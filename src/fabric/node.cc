@@ -10,6 +10,8 @@
 #include <cstring>
 #include <thread>
 
+#include "fabric/registration_count.h"
+
 namespace writ::fabric {
 namespace {
 
@@ -403,6 +405,7 @@ Result<MemoryRegion> FabricNode::Register(void* buffer, size_t length, Access ac
                    region.mr_.out(), nullptr);
   }
   if (rc != 0) return FabricStatus(rc, "fi_mr_reg");
+  CountRegistration();
   region.domain_keepalive_ = core;
   region.data_ = static_cast<uint8_t*>(buffer);
   region.length_ = length;

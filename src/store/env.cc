@@ -125,6 +125,16 @@ class PosixEnv : public Env {
     }
   }
 
+  Status Discard(int fd, uint64_t offset, uint64_t length) override {
+    for (;;) {
+      if (::fallocate(fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, static_cast<off_t>(offset),
+                      static_cast<off_t>(length)) == 0) {
+        return Status::Ok();
+      }
+      if (errno != EINTR) return SysError("fallocate(PUNCH_HOLE)", errno);
+    }
+  }
+
   Status StartWriteback(int fd, uint64_t offset, uint64_t length) override {
     if (::sync_file_range(fd, static_cast<off_t>(offset), static_cast<off_t>(length),
                           SYNC_FILE_RANGE_WRITE) == 0) {

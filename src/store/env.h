@@ -76,6 +76,10 @@ class Env {
   // (madvise MADV_POPULATE_WRITE), so what writes there later takes no page faults; memory
   // that cannot be had fails here. Kernels without it: Ok.
   virtual Status Populate(uint8_t* address, uint64_t length) = 0;
+  // Gives the memory or blocks of [offset, offset + length) of `fd` back (fallocate
+  // PUNCH_HOLE, size kept): the range reads as zeros after, and any mapping of it faults in
+  // fresh zero pages.
+  virtual Status Discard(int fd, uint64_t offset, uint64_t length) = 0;
   // Starts writeback of the range (sync_file_range SYNC_FILE_RANGE_WRITE) without waiting:
   // a hint that overlaps the disk's work with what follows; it makes nothing durable.
   virtual Status StartWriteback(int fd, uint64_t offset, uint64_t length) = 0;
@@ -145,6 +149,9 @@ class EnvWrapper : public Env {
   }
   Status Populate(uint8_t* address, uint64_t length) override {
     return target_->Populate(address, length);
+  }
+  Status Discard(int fd, uint64_t offset, uint64_t length) override {
+    return target_->Discard(fd, offset, length);
   }
   Status WriteAt(int fd, std::span<const uint8_t> bytes, uint64_t offset) override {
     return target_->WriteAt(fd, bytes, offset);

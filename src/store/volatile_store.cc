@@ -16,21 +16,15 @@ namespace writ::store {
 
 class VolatileWriter : public PayloadWriter {
  public:
-  VolatileWriter(VolatileStore& store, DeliveryMeta meta) : store_(store), meta_(std::move(meta)) {}
+  VolatileWriter(VolatileStore& store, DeliveryMeta meta)
+      : store_(store), arena_(*store.arena_), meta_(std::move(meta)) {}
   ~VolatileWriter() override {
-    if (map_ != nullptr) (void)store_.env_->Unmap(map_, MappedBytes());
-    for (uint8_t* own : own_maps_) {
-      if (own != nullptr) (void)store_.env_->Unmap(own, store_.extent_bytes_);
-    }
     if (!committed_) {
-      // Its pages hold what a sender wrote (and a sender may notify chunks without writing
+      // Its memory holds what a sender wrote (and a sender may notify chunks without writing
       // them). Its windows were revoked before this writer is dropped (InboundDelivery's
       // members), so nothing writes here any more: whole extents go to the reserve, which
-      // clears them before any delivery can have them; the others are closed.
-      for (size_t i = 0; i < extents_.size(); ++i) {
-        if (ExtentLength(i) == store_.extent_bytes_ && store_.Recycle(extents_[i])) continue;
-        (void)store_.env_->Close(extents_[i]);
-      }
+      // clears them before any delivery can have them; the rest is cleared or given back.
+      store_.GivePieces(pieces_);
       store_.Release(taken_);
     }
     store_.WriterDone();
@@ -40,17 +34,18 @@ class VolatileWriter : public PayloadWriter {
     if (offset > meta_.bytes || bytes.size() > meta_.bytes - offset) {
       return Status::InvalidArgument("volatile store: write past the delivery's end");
     }
-    if (map_ != nullptr && bytes.data() == map_ + offset) {
+    if (!bytes.empty() && bytes.data() == AddressOf(offset)) {
       placed_ += bytes.size();  // the transport put them here already
       return Status::Ok();
     }
     WRIT_RETURN_IF_ERROR(AllocateThrough(offset + bytes.size()));
+    copied_ += bytes.size();
     while (!bytes.empty()) {
       const size_t i = static_cast<size_t>(offset / store_.extent_bytes_);
       const uint64_t within = offset - i * store_.extent_bytes_;
       const size_t n =
-          static_cast<size_t>(std::min<uint64_t>(bytes.size(), store_.extent_bytes_ - within));
-      Status s = store_.env_->WriteAt(extents_[i], bytes.first(n), within);
+          static_cast<size_t>(std::min<uint64_t>(bytes.size(), pieces_[i].length - within));
+      Status s = arena_.Write(pieces_[i].at + within, bytes.first(n));
       if (!s.ok()) return s.Annotate("volatile store: write");
       bytes = bytes.subspan(n);
       offset += n;
@@ -59,43 +54,30 @@ class VolatileWriter : public PayloadWriter {
   }
 
   Status Read(uint64_t offset, std::span<uint8_t> out) override {
-    if (offset + out.size() > extents_.size() * store_.extent_bytes_) {
+    if (offset + out.size() > Covered()) {
       return Status::InvalidArgument("volatile store: read of bytes of " + meta_.id +
                                      " not yet written");
     }
-    return store_.ReadExtents(extents_, meta_.id, meta_.bytes, offset, out);
+    return store_.ReadPieces(pieces_, meta_.id, meta_.bytes, offset, out);
   }
 
-  // The extents are mapped side by side into one address range; each placement allocates
-  // its range first, so a store out of memory refuses the window instead of a page fault
-  // failing later.
+  // The bytes' memory is the arena's, mapped once: a placement only allocates its range
+  // (so a store out of memory refuses the window instead of a page fault failing later)
+  // and says where it is. A range across two pieces that are not side by side, a small
+  // delivery, or a scratch file is copied instead (nullptr).
   Result<uint8_t*> Placement(uint64_t offset, uint64_t length) override {
     if (offset > meta_.bytes || length > meta_.bytes - offset) {
       return Status::InvalidArgument("volatile store: placement past the delivery's end");
     }
     // The capacity for the window is taken now, placed or copied.
     WRIT_RETURN_IF_ERROR(AllocateThrough(offset + length));
-    // Small deliveries are copied: four syscalls of mapping cost more than copying them.
-    if (!store_.dir_.empty() || meta_.bytes < kPlacementMinBytes) return nullptr;
-    if (map_ == nullptr) {
-      auto range = store_.env_->ReserveAddresses(MappedBytes());
-      if (!range.ok())
-        return range.status().Annotate("volatile store: mapping the memory of " + meta_.id);
-      map_ = *range;
-      for (size_t i = 0; i < extents_.size(); ++i) WRIT_RETURN_IF_ERROR(MapExtent(i));
-    }
-    // Mapped in bulk now rather than faulted in page by page as the transport writes;
-    // extents moved in from the reserve are mapped already.
+    if (!arena_.in_memory() || meta_.bytes < kPlacementMinBytes || length == 0) return nullptr;
     const uint64_t e = store_.extent_bytes_;
-    for (size_t i = static_cast<size_t>(offset / e); i * e < offset + length; ++i) {
-      if (premapped_[i]) continue;
-      const uint64_t from = std::max(offset, i * e);
-      const uint64_t to = std::min(offset + length, i * e + ExtentLength(i));
-      Status populated = store_.env_->Populate(map_ + from, to - from);
-      if (!populated.ok())
-        return populated.Annotate("volatile store: mapping memory for " + meta_.id);
+    const size_t first = static_cast<size_t>(offset / e);
+    for (size_t i = first + 1; i * e < offset + length; ++i) {
+      if (pieces_[i].at != pieces_[first].at + (i - first) * e) return nullptr;
     }
-    return map_ + offset;
+    return AddressOf(offset);
   }
 
   void SetDigest(std::vector<uint8_t> digest) override { meta_.digest = std::move(digest); }
@@ -109,27 +91,14 @@ class VolatileWriter : public PayloadWriter {
         store_.ttl_.count() > 0 ? NowUnixMs() + static_cast<uint64_t>(store_.ttl_.count()) : 0;
     entry.delivery.held_until_ms = held_until;
     entry.reserved = taken_;
-    auto mappings = std::make_shared<VolatileStore::Mappings>();
-    mappings->env = store_.env_;
-    for (size_t i = 0; i < extents_.size() && mappings->maps.size() == i; ++i) {
-      if (map_ != nullptr) {
-        // Placed: the extents' populated mappings (one per extent, side by side) pass to the
-        // entry. Mapping them anew and unmapping these would cost a page walk of the whole
-        // delivery on its path, and its readers a fault per page.
-        mappings->maps.emplace_back(map_ + i * store_.extent_bytes_, ExtentLength(i));
-        continue;
-      }
-      auto mapped = store_.env_->MapShared(extents_[i], ExtentLength(i));
-      if (mapped.ok()) mappings->maps.emplace_back(*mapped, ExtentLength(i));
-    }
-    map_ = nullptr;  // the entry unmaps it, or has, if it was not inserted
-    const bool all_mapped = mappings->maps.size() == extents_.size();
-    entry.extents = std::move(mappings);  // unmapped with the entry if it is not inserted
-    WRIT_RETURN_IF_ERROR(all_mapped
-                             ? store_.Insert(std::move(entry))
-                             : Status::Io("volatile store: cannot map the memory of " + meta_.id));
-    for (int fd : extents_) (void)store_.env_->Close(fd);  // the mappings keep the memory
-    committed_ = true;                                     // the store owns the extents now
+    const size_t pieces = pieces_.size();
+    auto holding = std::make_shared<VolatileStore::Holding>();
+    holding->store = &store_;
+    holding->pieces = std::move(pieces_);  // the entry holds them now, or gives them back
+    pieces_.clear();
+    entry.holding = std::move(holding);
+    WRIT_RETURN_IF_ERROR(store_.Insert(std::move(entry)));
+    committed_ = true;  // the store owns the pieces and the capacity now
     RetentionEvidence ev;
     ev.retention = RetentionClass::kVolatile;
     ev.held_until_ms = held_until;
@@ -137,101 +106,110 @@ class VolatileWriter : public PayloadWriter {
     ev.acknowledged_point =
         store_.dir_.empty()
             ? std::string(placed_ > 0 ? "bytes placed by the transport directly into"
-                                      : "bytes written (pwrite) to") +
-                  " anonymous memory files (memfd) held open by the receiver process; index "
-                  "entry in the process's memory"
-            : "bytes written (pwrite, no sync) to unlinked temporary files held open by the "
+                                      : "bytes copied into") +
+                  " the receiver's volatile memory (an anonymous memory file, memfd, mapped "
+                  "once and held by the receiver process); index entry in the process's memory"
+            : "bytes written (pwrite, no sync) to an unlinked temporary file held open by the "
               "receiver process; index entry in the process's memory";
     ev.promise_after_failure =
         "none: the delivery is held only while this receiver process runs; after a crash or "
         "restart it is gone";
-    const std::string files = std::to_string(extents_.size()) +
-                              (store_.dir_.empty() ? std::string(" memfd(s) (host memory")
-                                                   : " unlinked file(s) in " + store_.dir_) +
-                              (warm_ > 0 && store_.dir_.empty()
-                                   ? ", " + std::to_string(warm_) + " from the touched reserve)"
-                                   : std::string(store_.dir_.empty() ? ")" : ""));
-    ev.evidence =
-        (placed_ > 0 ? std::to_string(placed_) + " bytes placed by RDMA writes into a " +
-                           "registered mapping of the memory files, " +
-                           std::to_string(meta_.bytes - placed_) + " bytes by pwrite, into "
-                     : "pwrite of " + std::to_string(meta_.bytes) + " bytes into ") +
-        files + " returned success; no fsync was done";
+    ev.evidence = Evidence(pieces);
     return ev;
   }
 
  private:
+  std::string Evidence(size_t pieces) const {
+    const std::string where =
+        std::to_string(pieces) +
+        (store_.dir_.empty() ? std::string(" piece(s) of the memory file (host memory")
+                             : " piece(s) of an unlinked file in " + store_.dir_) +
+        (warm_ > 0 && store_.dir_.empty()
+             ? ", " + std::to_string(warm_) + " from the touched reserve)"
+             : std::string(store_.dir_.empty() ? ")" : ""));
+    if (!store_.dir_.empty()) {
+      return "pwrite of " + std::to_string(meta_.bytes) + " bytes into " + where +
+             " returned success; no fsync was done";
+    }
+    return (placed_ > 0 ? std::to_string(placed_) +
+                              " bytes placed by RDMA writes into a registered range of the "
+                              "memory file's mapping, " +
+                              std::to_string(meta_.bytes - placed_) + " bytes copied, into "
+                        : "memcpy of " + std::to_string(meta_.bytes) + " bytes into ") +
+           where + " completed; no fsync was done";
+  }
   uint64_t ExtentLength(size_t i) const {
     return std::min(store_.extent_bytes_, meta_.bytes - i * store_.extent_bytes_);
   }
-  uint64_t MappedBytes() const {
-    static const uint64_t page = static_cast<uint64_t>(sysconf(_SC_PAGESIZE));
-    return (meta_.bytes + page - 1) / page * page;
+  uint64_t Covered() const {
+    return pieces_.empty() ? 0
+                           : (pieces_.size() - 1) * store_.extent_bytes_ + pieces_.back().length;
   }
-  Status MapExtent(size_t i) {
-    uint8_t* at = map_ + i * store_.extent_bytes_;
-    Status s;
-    if (own_maps_[i] != nullptr) {
-      s = store_.env_->MoveMapping(own_maps_[i], store_.extent_bytes_, at);
-      if (s.ok()) {
-        own_maps_[i] = nullptr;
-        premapped_[i] = true;
-      }
-    } else {
-      s = store_.env_->MapSharedAt(at, extents_[i], ExtentLength(i));
-    }
-    if (!s.ok()) return s.Annotate("volatile store: mapping the memory of " + meta_.id);
-    return Status::Ok();
+  // Where byte `offset` lives in the arena's mapping; nullptr when it is not allocated yet
+  // (or the arena is a scratch file).
+  uint8_t* AddressOf(uint64_t offset) const {
+    if (!arena_.in_memory() || offset >= Covered()) return nullptr;
+    const size_t i = static_cast<size_t>(offset / store_.extent_bytes_);
+    return arena_.At(pieces_[i].at + offset - i * store_.extent_bytes_);
   }
 
   // Memory for the delivery exists before the writes, an extent at a time: a receiver
   // that cannot hold the bytes fails here, naming the delivery, rather than mid-write.
   Status AllocateThrough(uint64_t end) {
-    while (extents_.size() * store_.extent_bytes_ < end) {
-      const size_t i = extents_.size();
-      const uint64_t length = ExtentLength(i);
+    while (Covered() < end) {
+      const uint64_t length = ExtentLength(pieces_.size());
       WRIT_RETURN_IF_ERROR(store_.Take(length, meta_.id));
-      taken_ += length;
-      VolatileStore::ReadyExtent ready;
-      if (length == store_.extent_bytes_) ready = store_.TakeReady();
-      int fd = ready.fd;
-      if (fd >= 0) {
-        ++warm_;
-      } else {
-        auto opened = store_.dir_.empty() ? store_.env_->OpenMemory("writ-volatile")
-                                          : store_.env_->OpenUnlinked(store_.dir_);
-        if (!opened.ok()) {
-          return opened.status().Annotate(
-              store_.dir_.empty() ? "volatile store: cannot create a memory file for " + meta_.id
-                                  : "volatile store: cannot create a temporary file in " +
-                                        store_.dir_ + " for " + meta_.id);
-        }
-        fd = *opened;
-        Status s = store_.env_->Allocate(fd, 0, length, /*keep_size=*/false);
-        if (!s.ok()) {
-          (void)store_.env_->Close(fd);
-          return s.Annotate("volatile store: allocating memory for " + meta_.id);
-        }
+      auto piece = NextPiece(length);
+      if (!piece.ok()) {
+        store_.Release(length);
+        return piece.status().Annotate("volatile store: allocating memory for " + meta_.id);
       }
-      extents_.push_back(fd);
-      own_maps_.push_back(ready.map);
-      premapped_.push_back(false);
-      if (map_ != nullptr) WRIT_RETURN_IF_ERROR(MapExtent(i));
+      taken_ += length;
+      pieces_.push_back(*piece);
     }
     return Status::Ok();
   }
 
+  // A whole extent (from the reserve first), beside the delivery's last one where it can
+  // be; a short piece in a slab slot unless the extent beside the last one is free.
+  Result<VolatileStore::Piece> NextPiece(uint64_t length) {
+    const uint64_t e = store_.extent_bytes_;
+    std::optional<uint64_t> beside;
+    if (!pieces_.empty() && pieces_.back().span == e) beside = pieces_.back().at + e;
+    if (length == e) {
+      if (auto ready = store_.TakeReady(beside)) {
+        ++warm_;
+        return VolatileStore::Piece{*ready, length, e};
+      }
+    }
+    const bool slot = arena_.SlotSize(length) < e;
+    std::optional<uint64_t> at;
+    if (!slot || beside) at = arena_.TakeExtent(beside, /*only_preferred=*/slot);
+    if (!at) {
+      if (slot) {
+        WRIT_ASSIGN_OR_RETURN(uint64_t in_slab, arena_.TakeSlot(length));
+        return VolatileStore::Piece{in_slab, length, arena_.SlotSize(length)};
+      }
+      return Status::Refused("space: the volatile store's memory has no free extent");
+    }
+    Status provisioned = arena_.Provision(*at, length);
+    if (!provisioned.ok()) {
+      arena_.GiveExtent(*at);
+      return provisioned;
+    }
+    return VolatileStore::Piece{*at, length, e};
+  }
+
   static constexpr uint64_t kPlacementMinBytes = 1ull << 20;
   VolatileStore& store_;
+  VolatileArena& arena_;
   DeliveryMeta meta_;
-  std::vector<int> extents_;        // extent i holds bytes [i * store_.extent_bytes_, ...)
-  std::vector<uint8_t*> own_maps_;  // a reserve extent's mapping, until moved into map_
-  std::vector<bool> premapped_;     // its pages were mapped when it was moved into map_
+  std::vector<VolatileStore::Piece> pieces_;  // piece i holds bytes [i * extent, ...)
   bool committed_ = false;
-  uint8_t* map_ = nullptr;  // all extents side by side, once a placement was asked for
-  uint64_t placed_ = 0;     // bytes the transport placed directly
-  uint64_t warm_ = 0;       // extents taken from the reserve
-  uint64_t taken_ = 0;      // of the store's capacity, for the extents allocated so far
+  uint64_t placed_ = 0;  // bytes the transport placed directly
+  uint64_t copied_ = 0;  // bytes copied in
+  uint64_t warm_ = 0;    // extents taken from the reserve
+  uint64_t taken_ = 0;   // of the store's capacity, for the pieces allocated so far
 };
 
 Result<std::unique_ptr<VolatileStore>> VolatileStore::Open(std::string scratch_dir,
@@ -269,6 +247,15 @@ Result<std::unique_ptr<VolatileStore>> VolatileStore::Open(Options options, Env*
   store->reserve_extents_ =
       static_cast<size_t>((options.reserve + options.extent_bytes - 1) / options.extent_bytes);
   store->reserve_limit_extents_ = static_cast<size_t>(options.reserve_limit / options.extent_bytes);
+  // Room for the capacity twice over (short pieces and slabs take whole extents of address
+  // space, not of memory), the reserve, and a partly used slab of each slot size.
+  const uint64_t capacity_extents =
+      (options.capacity + options.extent_bytes - 1) / options.extent_bytes;
+  const size_t extents = static_cast<size_t>(std::min<uint64_t>(
+      2 * capacity_extents + store->reserve_extents_ + store->reserve_limit_extents_ + 2 * 64 + 8,
+      uint64_t{1} << 40));
+  WRIT_ASSIGN_OR_RETURN(store->arena_,
+                        VolatileArena::Open(env, store->dir_, options.extent_bytes, extents));
   if (store->reserve_extents_ > 0 || store->reserve_limit_extents_ > 0)
     WRIT_RETURN_IF_ERROR(StartThread(store->filler_, "the volatile reserve's thread",
                                      [s = store.get()] { s->FillReserve(); }));
@@ -282,12 +269,8 @@ VolatileStore::~VolatileStore() {
   }
   reserve_cv_.notify_all();
   if (filler_.joinable()) filler_.join();
-  for (const ReadyExtent& r : ready_) {
-    if (r.map != nullptr) (void)env_->Unmap(r.map, extent_bytes_);
-    (void)env_->Close(r.fd);
-  }
-  for (int fd : recycled_) (void)env_->Close(fd);
-  entries_.clear();  // unmaps what no read holds (none: the store is going)
+  entries_.clear();  // gives back what no read holds (none: the store is going)
+  arena_.reset();    // one unmap and one close for everything
 }
 
 size_t VolatileStore::ready_extents() {
@@ -300,21 +283,41 @@ size_t VolatileStore::target_extents() {
   return TargetExtents();
 }
 
-bool VolatileStore::Recycle(int fd) {
-  if (!dir_.empty()) return false;  // files in a scratch directory: not memory to keep
-  MutexLock lock(mu_);
-  if (stopping_ || ready_.size() + recycled_.size() >= TargetExtents()) return false;
-  recycled_.push_back(fd);  // the filler is woken by WriterDone
+bool VolatileStore::Recycle(uint64_t at) {
+  if (!dir_.empty()) return false;  // a scratch file's blocks: not memory to keep
+  {
+    MutexLock lock(mu_);
+    if (stopping_ || ready_.size() + recycled_.size() >= TargetExtents()) return false;
+    recycled_.push_back(at);
+  }
+  reserve_cv_.notify_all();  // the filler clears it once no delivery is being received
   return true;
 }
 
-VolatileStore::ReadyExtent VolatileStore::TakeReady() {
+void VolatileStore::GivePieces(const std::vector<Piece>& pieces) {
+  {
+    MutexLock lock(mu_);
+    if (stopping_) return;  // the arena goes whole
+  }
+  for (const Piece& piece : pieces) {
+    if (piece.span == extent_bytes_) {
+      if (piece.length == extent_bytes_ && Recycle(piece.at)) continue;
+      arena_->GiveExtent(piece.at);
+    } else {
+      arena_->GiveSlot(piece.at, piece.length);
+    }
+  }
+}
+
+std::optional<uint64_t> VolatileStore::TakeReady(std::optional<uint64_t> prefer) {
   MutexLock lock(mu_);
-  if (ready_.empty()) return {};
-  const ReadyExtent ready = ready_.back();
-  ready_.pop_back();
+  if (ready_.empty()) return std::nullopt;
+  auto it = prefer ? ready_.find(*prefer) : ready_.end();
+  if (it == ready_.end()) it = ready_.begin();
+  const uint64_t at = *it;
+  ready_.erase(it);
   reserve_cv_.notify_all();
-  return ready;
+  return at;
 }
 
 // Runs at idle priority: it touches memory only when no transfer wants the CPU.
@@ -327,7 +330,7 @@ void VolatileStore::FillReserve() {
   auto started = std::chrono::steady_clock::now();
   bool full = false;
   for (;;) {
-    int recycled = -1;
+    std::optional<uint64_t> recycled;
     {
       MutexLock lock(mu_);
       const size_t target = TargetExtents();
@@ -357,7 +360,7 @@ void VolatileStore::FillReserve() {
         recycled_.pop_back();
       }
     }
-    Result<ReadyExtent> ready = NextReadyExtent(recycled);
+    Result<uint64_t> ready = NextReadyExtent(recycled);
     if (!ready.ok()) {
       if (on_event_) on_event_("volatile reserve: cannot fill it: " + ready.status().ToString());
       MutexLock lock(mu_);
@@ -367,43 +370,27 @@ void VolatileStore::FillReserve() {
       continue;
     }
     MutexLock lock(mu_);
-    ready_.push_back(*ready);
+    ready_.insert(*ready);
   }
 }
 
-Result<VolatileStore::ReadyExtent> VolatileStore::NextReadyExtent(int recycled_fd) {
-  int fd = recycled_fd;
-  if (fd < 0) {
-    Result<int> opened = env_->OpenMemory("writ-reserve");
-    if (!opened.ok()) return opened.status();
-    fd = *opened;
-    Status s = env_->Allocate(fd, 0, extent_bytes_, /*keep_size=*/false);
-    if (!s.ok()) {
-      (void)env_->Close(fd);
-      return s;
-    }
+Result<uint64_t> VolatileStore::NextReadyExtent(std::optional<uint64_t> recycled) {
+  // A recycled extent is cleared over all of it, through the arena's one mapping: what one
+  // delivery's sender wrote is never in another's memory (docs/security.md), and its pages
+  // stay mapped. A new one is provisioned once (fallocate, MADV_POPULATE_WRITE), so that its
+  // pages exist, the host has backed them and they are mapped.
+  if (recycled) {
+    WRIT_RETURN_IF_ERROR(arena_->Clear(*recycled, extent_bytes_));
+    return *recycled;
   }
-  auto mapped = env_->MapShared(fd, extent_bytes_);
-  if (!mapped.ok()) {
-    (void)env_->Close(fd);
-    return mapped.status();
-  }
-  // A recycled extent is cleared over all of it: what one delivery's sender wrote is never
-  // in another's memory (docs/security.md). A new one is written once, so that its pages
-  // exist and the host has backed them. Either way every page ends up mapped, and the
-  // mapping is kept, to be moved into a delivery's range as it is.
-  Status s;
-  if (recycled_fd >= 0) {
-    std::memset(*mapped, 0, extent_bytes_);
-  } else {
-    s = env_->Populate(*mapped, extent_bytes_);
-  }
+  std::optional<uint64_t> at = arena_->TakeExtent(std::nullopt);
+  if (!at) return Status::Refused("space: the volatile store's memory has no free extent");
+  Status s = arena_->Provision(*at, extent_bytes_);
   if (!s.ok()) {
-    (void)env_->Unmap(*mapped, extent_bytes_);
-    (void)env_->Close(fd);
+    arena_->GiveExtent(*at);
     return s;
   }
-  return ReadyExtent{fd, *mapped};
+  return *at;
 }
 
 void VolatileStore::WriterDone() {
@@ -432,10 +419,13 @@ void VolatileStore::Release(uint64_t bytes) {
 }
 
 Status VolatileStore::Insert(Entry entry) {
+  std::shared_ptr<const Holding> refused;  // given back after the lock is let go
   MutexLock lock(mu_);
-  auto [it, inserted] = entries_.emplace(entry.delivery.meta.id, entry);
+  const std::string id = entry.delivery.meta.id;
+  auto [it, inserted] = entries_.try_emplace(id, std::move(entry));
   if (!inserted) {
-    return Status::Refused("conflicting id: " + entry.delivery.meta.id + " is already retained");
+    refused = std::move(entry.holding);
+    return Status::Refused("conflicting id: " + id + " is already retained");
   }
   return Status::Ok();
 }
@@ -490,33 +480,32 @@ uint64_t VolatileStore::used_bytes() const {
 }
 
 Status VolatileStore::Read(const std::string& id, uint64_t offset, std::span<uint8_t> out) {
-  std::shared_ptr<const Mappings> extents;
+  std::shared_ptr<const Holding> holding;
   uint64_t bytes = 0;
   {
     MutexLock lock(mu_);
     auto it = entries_.find(id);
     if (it == entries_.end()) return Status::NotFound("no retained delivery " + id);
-    extents = it->second.extents;  // kept mapped while this read runs, even if removed
+    holding = it->second.holding;  // kept while this read runs, even if removed
     bytes = it->second.delivery.meta.bytes;
   }
-  return ReadByExtent(id, bytes, offset, out,
-                      [&](size_t i, uint64_t within, std::span<uint8_t> part) {
-                        std::memcpy(part.data(), extents->maps[i].first + within, part.size());
-                        return Status::Ok();
-                      });
+  return ReadPieces(holding->pieces, id, bytes, offset, out);
 }
 
 Status VolatileStore::DropSuperseded(const std::string& id) {
+  std::shared_ptr<const Holding> dropped;  // its memory goes once no Read holds it
   MutexLock lock(mu_);
   auto it = entries_.find(id);
   if (it == entries_.end()) return Status::Ok();
   reserved_ -= std::min(reserved_, it->second.reserved);
-  entries_.erase(it);  // its memory goes once no Read holds its mappings
+  dropped = std::move(it->second.holding);
+  entries_.erase(it);
   return Status::Ok();
 }
 
 Result<Removal> VolatileStore::Remove(const std::string& id, bool force, uint64_t now_ms) {
   Removal removal;
+  std::shared_ptr<const Holding> removed;  // given back after the lock is let go
   {
     MutexLock lock(mu_);
     auto it = entries_.find(id);
@@ -529,6 +518,7 @@ Result<Removal> VolatileStore::Remove(const std::string& id, bool force, uint64_
     removal.bytes = d.meta.bytes;
     removal.held_until_ms = d.held_until_ms;
     reserved_ -= std::min(reserved_, it->second.reserved);
+    removed = std::move(it->second.holding);
     entries_.erase(it);
   }
   return removal;
@@ -544,26 +534,17 @@ Result<std::vector<std::string>> VolatileStore::Expired(uint64_t now_ms) {
   return ids;
 }
 
-Status VolatileStore::ReadExtents(const std::vector<int>& extents, const std::string& id,
-                                  uint64_t bytes, uint64_t offset, std::span<uint8_t> out) {
-  return ReadByExtent(id, bytes, offset, out,
-                      [&](size_t i, uint64_t within, std::span<uint8_t> part) {
-                        Status s = env_->ReadAt(extents[i], part, within);
-                        return s.ok() ? s : s.Annotate("volatile store: read of " + id);
-                      });
-}
-
-Status VolatileStore::ReadByExtent(
-    const std::string& id, uint64_t bytes, uint64_t offset, std::span<uint8_t> out,
-    const std::function<Status(size_t, uint64_t, std::span<uint8_t>)>& read_part) const {
+Status VolatileStore::ReadPieces(const std::vector<Piece>& pieces, const std::string& id,
+                                 uint64_t bytes, uint64_t offset, std::span<uint8_t> out) const {
   if (offset > bytes || out.size() > bytes - offset) {
     return Status::InvalidArgument("read past the end of delivery " + id);
   }
   while (!out.empty()) {
     const size_t i = static_cast<size_t>(offset / extent_bytes_);
     const uint64_t within = offset - i * extent_bytes_;
-    const size_t n = static_cast<size_t>(std::min<uint64_t>(out.size(), extent_bytes_ - within));
-    WRIT_RETURN_IF_ERROR(read_part(i, within, out.first(n)));
+    const size_t n = static_cast<size_t>(std::min<uint64_t>(out.size(), pieces[i].length - within));
+    Status s = arena_->Read(pieces[i].at + within, out.first(n));
+    if (!s.ok()) return s.Annotate("volatile store: read of " + id);
     out = out.subspan(n);
     offset += n;
   }

@@ -1,19 +1,19 @@
-// The volatile store: retained bytes live in memory files (memfd) or, with a
-// scratch directory, unlinked temporary files, held open by the receiver process
-// (not the process's heap; bounded by the store's capacity whatever the delivery
-// size). They vanish when the process ends.
+// The volatile store: retained bytes live in the store's arena (volatile_arena.h): one
+// memory file (memfd) mapped into the receiver once, or with a scratch directory one
+// unlinked file, held by the receiver process (not the process's heap; bounded by the
+// store's capacity whatever the delivery size). They vanish when the process ends.
 //
-// A delivery is held in extents (64 MiB), one file each (the last one shorter),
-// mapped side by side when the transport places into it. With a reserve, a background
-// thread keeps that many bytes of extents ready with their memory already touched (refilled
-// only while no volatile delivery is being received: touching fresh memory on this
-// project's VMs slows every other thread's memory access down with it), so a
-// delivery's writes land in memory the host has backed instead of paying for first touch
+// A delivery is held in extents (64 MiB) of the arena, the last one (or a delivery under
+// one) in a slab slot unless the extent beside its others is free. With a reserve, a
+// background thread keeps that many whole extents ready with their memory already touched
+// (refilled only while no volatile delivery is being received: touching fresh memory on this
+// project's VMs slows every other thread's memory access down with it), so a delivery's
+// writes land in memory the host has backed and mapped instead of paying for first touch
 // (on this project's VMs, 0.2-0.4 GB/s: docs/benchmarks.md). Reserve memory is on top
 // of the capacity. An adaptive reserve (the serve's default) starts empty and grows to the
-// largest delivery announced, up to a bound; extents of abandoned deliveries are recycled
-// into it (cleared first: what a sender wrote for one delivery is never in another's
-// memory) instead of going back to the host.
+// largest delivery announced, up to a bound; whole extents of abandoned and removed
+// deliveries are recycled into it (cleared first: what a sender wrote for one delivery is
+// never in another's memory) instead of going back to the host.
 #pragma once
 
 #include <algorithm>
@@ -22,12 +22,15 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
+#include <set>
 #include <thread>
 #include <vector>
 
 #include "common/mutex.h"
 #include "store/env.h"
 #include "store/store.h"
+#include "store/volatile_arena.h"
 
 namespace writ::store {
 
@@ -75,34 +78,36 @@ class VolatileStore : public Store {
   // Drops the entry and gives its capacity back; its memory goes once no read holds it.
   Result<Removal> Remove(const std::string& id, bool force, uint64_t now_ms) override;
   Result<std::vector<std::string>> Expired(uint64_t now_ms) override;
+  // The arena's extents not in use (for tests).
+  size_t free_extents() const { return arena_->free_extents(); }
   // The capacity, and how much of it is taken now (for metrics).
   uint64_t capacity() const { return capacity_; }
   uint64_t used_bytes() const;
-  // The entry goes at once; its memory once no Read holds its mappings.
+  // The entry goes at once; its memory once no Read holds it.
   Status DropSuperseded(const std::string& id) override;
 
  private:
   friend class VolatileWriter;
-  // A retained delivery's extents, each mapped (extent i, ExtentLength(bytes, i) bytes) and
-  // unmapped when the last holder lets go: a Read in progress keeps them while Remove drops
-  // the entry.
-  struct Mappings {
-    Env* env = nullptr;
-    std::vector<std::pair<uint8_t*, uint64_t>> maps;
-    ~Mappings() {
-      for (const auto& [at, length] : maps) (void)env->Unmap(at, length);
-    }
+  // Where a part of a delivery lives in the arena: a whole extent (span == the extent size)
+  // or a slab slot, holding `length` of its bytes.
+  struct Piece {
+    uint64_t at = 0;
+    uint64_t length = 0;
+    uint64_t span = 0;
   };
-  // A retained delivery holds no file descriptor: each extent's file stays alive through
-  // a shared mapping of it (a receiver holding many deliveries must not run out of fds).
+  // A retained delivery's pieces, given back to the arena when the last holder lets go: a
+  // Read in progress keeps them while Remove drops the entry.
+  struct Holding {
+    VolatileStore* store = nullptr;
+    std::vector<Piece> pieces;
+    ~Holding() { store->GivePieces(pieces); }
+  };
+  // A retained delivery holds no file descriptor and no mapping of its own.
   struct Entry {
     RetainedDelivery delivery;
-    std::shared_ptr<const Mappings> extents;
+    std::shared_ptr<const Holding> holding;
     uint64_t reserved = 0;  // of the capacity, given back when it is removed
   };
-  uint64_t ExtentLength(uint64_t bytes, size_t i) const {
-    return std::min(extent_bytes_, bytes - i * extent_bytes_);
-  }
   // Capacity is taken an extent at a time, as a delivery's windows are granted (not for the
   // whole announced size at once); Refused (space) when `bytes` more do not fit.
   Status Take(uint64_t bytes, const std::string& id);
@@ -110,29 +115,21 @@ class VolatileStore : public Store {
       : dir_(std::move(dir)), capacity_(capacity), env_(env) {}
   uint64_t extent_bytes_ = 64ull << 20;
   void Release(uint64_t bytes);
-  // Splits [offset, offset + out.size()) of a delivery of `bytes` at extent boundaries and
-  // reads each part with read_part(extent index, offset within it, part of out).
-  Status ReadByExtent(
-      const std::string& id, uint64_t bytes, uint64_t offset, std::span<uint8_t> out,
-      const std::function<Status(size_t, uint64_t, std::span<uint8_t>)>& read_part) const;
-  Status ReadExtents(const std::vector<int>& extents, const std::string& id, uint64_t bytes,
-                     uint64_t offset, std::span<uint8_t> out);
+  // Splits [offset, offset + out.size()) of a delivery at piece boundaries and reads it.
+  Status ReadPieces(const std::vector<Piece>& pieces, const std::string& id, uint64_t bytes,
+                    uint64_t offset, std::span<uint8_t> out) const;
   Status Insert(Entry entry);
-  // A touched extent: its file and, when it comes from the filler, a mapping of all of it
-  // with every page mapped (moved into place rather than faulted in again).
-  struct ReadyExtent {
-    int fd = -1;
-    uint8_t* map = nullptr;
-  };
-  // A whole extent from the reserve; fd -1 when none is ready.
-  ReadyExtent TakeReady();
+  // Whole extents go to the reserve (cleared there) while it has room, the rest back to the
+  // arena with their memory.
+  void GivePieces(const std::vector<Piece>& pieces);
+  // A whole ready extent from the reserve, `prefer` if that one is ready; none when empty.
+  std::optional<uint64_t> TakeReady(std::optional<uint64_t> prefer);
   void FillReserve();
   // A touched extent for the reserve: a cleared recycled one, else a new one.
-  Result<ReadyExtent> NextReadyExtent(int recycled_fd);
+  Result<uint64_t> NextReadyExtent(std::optional<uint64_t> recycled);
   void WriterDone();
-  // Offers the extent (a whole one) of an abandoned delivery to the reserve; false when the
-  // reserve has no room for it (the caller closes it).
-  bool Recycle(int fd);
+  // Offers a whole extent of a delivery to the reserve; false when it has no room.
+  bool Recycle(uint64_t at);
   size_t TargetExtents() const REQUIRES(mu_) {
     return std::max(reserve_extents_, std::min(reserve_limit_extents_, grown_extents_));
   }
@@ -142,8 +139,8 @@ class VolatileStore : public Store {
   size_t reserve_extents_ = 0;
   size_t reserve_limit_extents_ = 0;
   size_t grown_extents_ GUARDED_BY(mu_) = 0;  // whole extents of the largest delivery announced
-  std::vector<ReadyExtent> ready_ GUARDED_BY(mu_);
-  std::vector<int> recycled_ GUARDED_BY(mu_);  // abandoned deliveries' extents, to be cleared
+  std::set<uint64_t> ready_ GUARDED_BY(mu_);  // touched, cleared whole extents
+  std::vector<uint64_t> recycled_ GUARDED_BY(mu_);  // given-back extents, to be cleared
   bool stopping_ GUARDED_BY(mu_) = false;
   size_t writers_ GUARDED_BY(mu_) = 0;  // deliveries being received: the reserve waits for 0
   std::condition_variable reserve_cv_;
@@ -152,6 +149,7 @@ class VolatileStore : public Store {
   std::string dir_;
   uint64_t capacity_;
   Env* env_;
+  std::unique_ptr<VolatileArena> arena_;
   mutable Mutex mu_;
   uint64_t reserved_ GUARDED_BY(mu_) = 0;
   std::map<std::string, Entry> entries_ GUARDED_BY(mu_);

@@ -138,7 +138,8 @@ TEST_P(Deliveries, AVolatileReserveIsTouchedAheadAndHoldsTheNextDelivery) {
   ASSERT_EQ(run.exit_code, 0) << run.err;
   const json& retained = run.json["receipts"].back();
   ASSERT_EQ(retained["retention"], "volatile") << retained.dump();
-  EXPECT_NE(retained.dump().find("3 memfd(s) (host memory, 2 from the touched reserve)"),
+  EXPECT_NE(retained.dump().find(
+                "3 piece(s) of the memory file (host memory, 2 from the touched reserve)"),
             std::string::npos)
       << retained.dump();
   // The reserve refills once the delivery is in, and says so.
