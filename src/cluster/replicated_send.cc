@@ -45,7 +45,16 @@ const Receipt* RetainedReceiptOf(const DeliveryOutcome& o) {
 // The shared state of the K workers.
 class Replication {
  public:
-  explicit Replication(const ReplicatedSendOptions& o) : o_(o), state_(o.order.size()) {}
+  explicit Replication(const ReplicatedSendOptions& o) : o_(o), state_(o.order.size()) {
+    MutexLock lock(mu_);
+    for (const Receipt& r : o.existing) {
+      if (!r.signature || !r.failure_domain) continue;
+      ++counted_;
+      keys_.insert(r.signature->public_key);
+      domains_.insert(*r.failure_domain);
+      if (!first_) first_ = r.delivery;
+    }
+  }
 
   void Worker(const std::string& path) {
     for (;;) {
@@ -66,6 +75,8 @@ class Replication {
     ReplicatedOutcome out;
     out.replicas = results_;
     std::vector<Receipt> members;
+    for (const Receipt& r : o_.existing)
+      if (r.signature && r.failure_domain) members.push_back(r);
     for (const ReplicaResult& r : results_)
       if (r.counted) members.push_back(*RetainedReceiptOf(r.outcome));
     if (members.size() >= o_.k) {
@@ -150,6 +161,7 @@ class Replication {
     std::string text = "replicated:" + std::to_string(o_.k) +
                        " not reached: " + std::to_string(counted) + " retained cop" +
                        (counted == 1 ? "y" : "ies") + " from distinct keys in distinct domains";
+    if (!o_.existing.empty()) text += " (" + std::to_string(o_.existing.size()) + " already held)";
     for (const ReplicaResult& r : results_) {
       text += "; " + r.target.address + (r.counted ? ": retained" : ": " + r.why_not);
     }

@@ -26,6 +26,9 @@ struct ReplicatedSendOptions {
   uint32_t k = 2;
   RetentionClass replica_retention = RetentionClass::kPowerLoss;
   std::vector<ReplicaTarget> order;  // placement order, best first
+  // Copies already held (repair): verified retained receipts, counted first; `order`
+  // should not name their receivers.
+  std::vector<Receipt> existing;
 };
 
 struct ReplicaResult {

@@ -5,6 +5,7 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <filesystem>
 #include <fstream>
 #include <set>
 #include <thread>
@@ -32,10 +33,10 @@ class ClusterTest : public ::testing::Test {
   void StartMembers(const std::vector<std::string>& domains, int ttl_seconds = 30) {
     for (size_t i = 0; i < domains.size(); ++i) {
       const std::string host = "127.0.0." + std::to_string(members_.size() + 2);
-      auto m =
-          ClusterMember::Start(host, etcd_->url(), domains[i],
-                               dir_.File("data-" + std::to_string(members_.size())), ttl_seconds);
+      const std::string data = dir_.File("data-" + std::to_string(members_.size()));
+      auto m = ClusterMember::Start(host, etcd_->url(), domains[i], data, ttl_seconds);
       ASSERT_NE(m, nullptr);
+      data_dirs_.push_back(data);
       members_.push_back(std::move(m));
     }
     ASSERT_TRUE(WaitForMembers(etcd_->url(), members_.size(), 60s));
@@ -53,6 +54,11 @@ class ClusterTest : public ::testing::Test {
     for (auto& m : members_)
       if (m->address() == address) return m.get();
     return nullptr;
+  }
+  std::string DataDirOf(const std::string& address) {
+    for (size_t i = 0; i < members_.size(); ++i)
+      if (members_[i]->address() == address) return data_dirs_[i];
+    return "";
   }
 
   CommandRun SendReplicated(const std::string& id, int k, std::vector<std::string> extra = {}) {
@@ -85,6 +91,7 @@ class ClusterTest : public ::testing::Test {
   TempDir dir_{"writ-cluster"};
   std::unique_ptr<EtcdProcess> etcd_;
   std::vector<std::unique_ptr<ClusterMember>> members_;
+  std::vector<std::string> data_dirs_;
 };
 
 TEST_F(ClusterTest, MembersRegisterAndLeaveOnShutdown) {
@@ -212,6 +219,34 @@ TEST_F(ClusterTest, VerifyRefusesAForgedCertificateAndPinsKeys) {
   CommandRun pinned = RunWrit({"verify", path, "--key", keys[0]});
   EXPECT_EQ(pinned.exit_code, 5) << pinned.err;
   EXPECT_NE(pinned.err.find("not one of the expected keys"), std::string::npos) << pinned.err;
+}
+
+TEST_F(ClusterTest, QueryFindsTheCopiesAndRepairRestoresADestroyedOne) {
+  StartMembers({"rack-a", "rack-b", "rack-c"}, /*ttl_seconds=*/4);
+  CommandRun sent = SendReplicated("repair-me", 2);
+  ASSERT_EQ(sent.exit_code, 0) << sent.err;
+  const auto counted = CountedAddresses(sent);
+  ASSERT_EQ(counted.size(), 2u);
+  CommandRun q = RunWrit({"query", "repair-me", "--cluster", etcd_->url(), "--json"});
+  ASSERT_EQ(q.exit_code, 0) << q.err;
+  EXPECT_EQ(q.json["held"], 2);
+  // One holder's machine is lost: process and data directory.
+  const std::string lost = *counted.begin(), survivor = *counted.rbegin();
+  MemberAt(lost)->Kill(SIGKILL);
+  std::filesystem::remove_all(DataDirOf(lost));
+  ASSERT_TRUE(WaitForMembers(etcd_->url(), 2, 60s));
+  CommandRun after = RunWrit({"query", "repair-me", "--cluster", etcd_->url(), "--json"});
+  ASSERT_EQ(after.exit_code, 0) << after.err;
+  EXPECT_EQ(after.json["held"], 1);
+  CommandRun repair =
+      RunWrit({"repair", "repair-me", "--cluster", etcd_->url(), "--data", DataDirOf(survivor),
+               "--retention", "replicated:2", "--certificates", dir_.path()});
+  ASSERT_EQ(repair.exit_code, 0) << repair.err << repair.out;
+  CommandRun verify = RunWrit({"verify", dir_.File("repair-me.cert"), "--json"});
+  ASSERT_EQ(verify.exit_code, 0) << verify.err;
+  EXPECT_EQ(verify.json["reached"]["retention"], "replicated:2");
+  CommandRun healed = RunWrit({"query", "repair-me", "--cluster", etcd_->url(), "--json"});
+  EXPECT_EQ(healed.json["held"], 2) << healed.out;
 }
 
 }  // namespace
