@@ -42,7 +42,7 @@ std::unique_ptr<EtcdProcess> EtcdProcess::Start(const std::string& dir) {
       {"/usr/bin/etcd", "--name", "writ-test", "--data-dir", dir + "/etcd", "--listen-client-urls",
        "http://0.0.0.0:" + std::to_string(client), "--advertise-client-urls", etcd->url_,
        "--listen-peer-urls", peer_url, "--initial-advertise-peer-urls", peer_url,
-       "--initial-cluster", "writ-test=" + peer_url, "--log-outputs", dir + "/etcd.log"},
+       "--initial-cluster", "writ-test=" + peer_url},
       false, dir + "/etcd.stderr");
   if (!proc.ok()) {
     ADD_FAILURE() << "cannot start etcd: " << proc.status().ToString();
@@ -77,8 +77,8 @@ std::unique_ptr<ClusterMember> ClusterMember::Start(const std::string& host, con
                                    "--cluster",       url,
                                    "--domain",        domain,
                                    "--cluster-ttl",   std::to_string(ttl_seconds),
-                                   "--window-pool",   "16MiB",
-                                   "--window-size",   "4MiB",
+                                   "--window-pool",   "32MiB",
+                                   "--window-size",   "8MiB",
                                    "--drain-timeout", "2s"});
   if (!proc.ok()) {
     ADD_FAILURE() << proc.status().ToString();
