@@ -10,7 +10,8 @@ packages=(
   libfabric-dev libfabric-bin
   libsqlite3-dev sqlite3
   libxxhash-dev libisal-dev
-  libssl-dev
+  libssl-dev libcurl4-openssl-dev
+  etcd-server etcd-client  # replicated:K membership (docs/operating.md, "A cluster")
   nlohmann-json3-dev libcli11-dev libfmt-dev libspdlog-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   libfuse3-dev fuse3

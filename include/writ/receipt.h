@@ -90,7 +90,10 @@ struct Receipt {
   std::optional<std::string> processing_step;  // processed: the hook's name
   std::optional<RetentionPromise> retention;   // retained
   std::optional<uint64_t> observed_chunks;     // transport / received: chunks observed
-  std::optional<ReceiptSignature> signature;   // absent: unsigned
+  // The issuing receiver's failure domain (`writ serve --domain`), signed with the rest;
+  // absent when it was started without one.
+  std::optional<std::string> failure_domain;
+  std::optional<ReceiptSignature> signature;  // absent: unsigned
   bool operator==(const Receipt&) const = default;
 };
 

@@ -178,6 +178,10 @@ struct ReceiverOptions {
   std::string metrics_listen;
   std::optional<ProcessingStep> processing;
   std::string receiver_id;  // names the issuer in receipts; default "writ-serve@HOST:PORT"
+  // This receiver's failure domain (rack, host, zone): signed into every receipt it issues
+  // (Receipt::failure_domain), so that a replicated:K certificate can count distinct ones.
+  // Empty: none.
+  std::string failure_domain;
   // Where the Ed25519 identity that signs receipts lives (created on first start, 0600).
   // Empty: DATA_DIR/identity with --data, else $HOME/.local/state/writ/receiver.
   std::string identity_dir;

@@ -91,6 +91,7 @@ void AppendMembersBeforeSignature(std::string& out, const Receipt& r) {
   AppendDelivery(out, r.delivery);
   StringMember(out, "does_not_establish", r.does_not_establish);
   if (r.retention) StringMember(out, "evidence", r.retention->evidence);
+  if (r.failure_domain) StringMember(out, "failure_domain", *r.failure_domain);
   StringMember(out, "issued_at", r.issued_at);
   StringMember(out, "issuer", r.issuer);
   if (r.observed_chunks) UnsignedMember(out, "observed_chunks", *r.observed_chunks);

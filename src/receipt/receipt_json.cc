@@ -33,7 +33,8 @@ constexpr std::string_view kTopFields[] = {"schema",
                                            "acknowledged_point",
                                            "survives",
                                            "promise_after_failure",
-                                           "evidence"};
+                                           "evidence",
+                                           "failure_domain"};
 constexpr std::string_view kDeliveryFields[] = {"id",     "bytes",  "rule",
                                                 "digest", "chunks", "chunk_size"};
 constexpr std::string_view kContextFields[] = {
@@ -231,6 +232,9 @@ Result<Receipt> ReceiptFromJson(std::string_view text) {
   WRIT_RETURN_IF_ERROR(SignatureFromJson(j, r));
   if (top.Has("observed_chunks")) {
     WRIT_RETURN_IF_ERROR(top.Unsigned("observed_chunks", r.observed_chunks.emplace()));
+  }
+  if (top.Has("failure_domain")) {
+    WRIT_RETURN_IF_ERROR(top.NonEmptyString("failure_domain", r.failure_domain.emplace()));
   }
   return r;
 }

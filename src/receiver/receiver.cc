@@ -159,6 +159,7 @@ Status ReceiverImpl::Init() {
   if (!listener.ok()) return listener.status().Annotate("control listener");
   listener_.emplace(std::move(listener).value());
   core_.issuer = opt.receiver_id.empty() ? "writ-serve@" + listener_->address() : opt.receiver_id;
+  core_.failure_domain = opt.failure_domain;
 
   // The data directory first: recovery runs before anything else lives in it (the identity
   // defaults to DATA/identity) and before any sender is accepted.

@@ -29,7 +29,8 @@ namespace writ::receiver {
 
 struct ReceiverCore {
   ReceiverOptions options;
-  std::string issuer;  // "writ serve 127.0.0.1:7000"
+  std::string issuer;          // "writ serve 127.0.0.1:7000"
+  std::string failure_domain;  // ReceiverOptions::failure_domain; empty: none
   std::unique_ptr<fabric::FabricPort> node;
   fabric::ProgressLoop* progress = nullptr;  // polls `node`; set before any connection runs
   std::unique_ptr<WindowPool> pool;

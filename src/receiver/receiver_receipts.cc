@@ -15,6 +15,7 @@ Receipt Base(const ReceiverCore& core, const DeliveryRef& ref, ReceiptRung rung,
   r.issuer = core.issuer;
   r.issued_at = NowRfc3339();
   r.context = core.context;
+  if (!core.failure_domain.empty()) r.failure_domain = core.failure_domain;
   return r;
 }
 

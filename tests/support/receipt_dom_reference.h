@@ -54,6 +54,7 @@ inline nlohmann::json DomReceipt(const Receipt& r, bool with_signature) {
   if (r.rule_passed) j["rule"] = *r.rule_passed;
   if (r.processing_step) j["step"] = *r.processing_step;
   if (r.observed_chunks) j["observed_chunks"] = *r.observed_chunks;
+  if (r.failure_domain) j["failure_domain"] = *r.failure_domain;
   if (with_signature && r.signature) j["signature"] = DomSignature(*r.signature);
   if (r.retention) {
     j["retention"] = r.retention->retention;

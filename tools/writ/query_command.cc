@@ -2,6 +2,7 @@
 #include <iostream>
 #include <nlohmann/json.hpp>
 
+#include "cluster_query.h"
 #include "command.h"
 #include "common/printable.h"
 #include "writ/query.h"
@@ -15,9 +16,14 @@ struct QueryFlags {
   std::string provider;
   std::string identity;  // signs the query (a receiver with --allow answers only signed ones)
   bool json = false;
+  std::string cluster;  // --cluster: every live member, in placement order (cluster_query.h)
 };
 
 int RunQuery(const QueryFlags& f) {
+  if (!f.cluster.empty() && !f.to.empty())
+    return ReportError(Status::InvalidArgument("give --to or --cluster, not both"));
+  if (!f.cluster.empty()) return RunClusterQuery({f.id, f.cluster, f.identity, f.json});
+  if (f.to.empty()) return ReportError(Status::InvalidArgument("--to or --cluster is required"));
   QueryOptions options;
   options.to = f.to;
   options.identity_dir = f.identity;
@@ -51,7 +57,9 @@ void RegisterQuery(CLI::App& app, CommandContext& ctx) {
   auto f = std::make_shared<QueryFlags>();
   CLI::App* cmd = app.add_subcommand("query", "What a receiver holds for ID now");
   cmd->add_option("ID", f->id, "delivery id")->required();
-  cmd->add_option("--to", f->to, "receiver HOST:PORT")->required();
+  cmd->add_option("--to", f->to, "receiver HOST:PORT");
+  cmd->add_option("--cluster", f->cluster,
+                  "etcd client URL: ask every live member, in the placement order of ID");
   cmd->add_option("--provider", f->provider,
                   "accepted for symmetry; queries use the control connection");
   cmd->add_option("--identity", f->identity,

@@ -11,6 +11,7 @@
 #include "common/hex.h"
 #include "outcome_text.h"
 #include "progress_bar.h"
+#include "replicated_send.h"
 #include "send_many.h"
 #include "sender/test_seams.h"
 #include "writ/sender.h"
@@ -43,6 +44,11 @@ struct SendFlags {
   bool verbose = false;
   bool progress = false;     // --progress: draw the bar even when stderr is not a terminal
   bool no_progress = false;  // --no-progress: never draw it
+  // replicated:K (replicated_send.h)
+  std::string cluster;
+  std::string replica_retention = "power-loss";
+  std::string certificate;
+  uint32_t replica_stall_seconds = 10;
 };
 
 Status BuildOptions(const SendFlags& f, SendOptions& o) {
@@ -148,7 +154,30 @@ DeliveryOutcome SendTimed(const SendFlags& flags, const std::string& file, SendO
   return outcome;
 }
 
+// --retention replicated:K: the replica path, with the other flags as for one receiver.
+int RunSendReplicated(SendFlags flags) {
+  ReplicatedSendRequest req;
+  req.retention = flags.retention;
+  flags.retention.clear();
+  if (Status built = BuildOptions(flags, req.options); !built.ok()) return ReportError(built);
+  if (flags.files.size() != 1)
+    return ReportError(Status::InvalidArgument(req.retention + " sends one FILE"));
+  req.file = flags.files.front();
+  req.replica_retention = flags.replica_retention;
+  req.cluster = flags.cluster;
+  req.to = flags.to;
+  req.certificate = flags.certificate;
+  req.evidence = flags.evidence;
+  req.stall_seconds = flags.replica_stall_seconds;
+  req.json = flags.json;
+  return RunReplicatedSend(req);
+}
+
 int RunSend(const SendFlags& flags) {
+  if (IsReplicatedRetention(flags.retention)) return RunSendReplicated(flags);
+  if (!flags.cluster.empty())
+    return ReportError(Status::InvalidArgument("--cluster needs --retention replicated:K"));
+  if (flags.to.empty()) return ReportError(Status::InvalidArgument("--to is required"));
   SendOptions options;
   if (Status built = BuildOptions(flags, options); !built.ok()) return ReportError(built);
   auto paths = ExpandSendPaths(flags.files);
@@ -198,7 +227,23 @@ void RegisterSend(CLI::App& app, CommandContext& ctx) {
                   "with several files: deliveries in flight at once (also bounded by the "
                   "receiver)")
       ->capture_default_str();
-  cmd->add_option("--to", f->to, "receiver HOST:PORT")->required();
+  cmd->add_option("--to", f->to,
+                  "receiver HOST:PORT (with --retention replicated:K: A,B,C, tried in order)");
+  cmd->add_option("--cluster", f->cluster,
+                  "with --retention replicated:K: etcd client URL; the copies go to the live "
+                  "members placed for this delivery id")
+      ->group("Replication");
+  cmd->add_option("--replica-retention", f->replica_retention,
+                  "with replicated:K: the class each copy is retained in")
+      ->capture_default_str()
+      ->group("Replication");
+  cmd->add_option("--certificate", f->certificate,
+                  "with replicated:K: write the certificate (K member receipts) to this file")
+      ->group("Replication");
+  cmd->add_option("--replica-stall-timeout", f->replica_stall_seconds,
+                  "with replicated:K: seconds without progress before a replica is replaced")
+      ->capture_default_str()
+      ->group("Replication");
   cmd->add_option("--provider", f->provider, "libfabric provider; default: the receiver's");
   cmd->add_option("--id", f->id, "delivery id; default: the file's name (required for -)");
   cmd->add_option("--chunk-size", f->chunk_size, "bytes per write")->capture_default_str();
@@ -211,7 +256,8 @@ void RegisterSend(CLI::App& app, CommandContext& ctx) {
                   "the --retention class)")
       ->capture_default_str();
   cmd->add_option("--retention", f->retention,
-                  "volatile | process-restart | power-loss (default volatile)");
+                  "volatile | process-restart | power-loss (default volatile) | replicated:K "
+                  "(K copies, with --cluster or --to A,B,C)");
   cmd->add_option("--level", f->level, "completion level: default | inject | transmit | delivery")
       ->capture_default_str();
   cmd->add_option("--depth", f->depth, "chunk writes in flight")->capture_default_str();

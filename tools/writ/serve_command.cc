@@ -14,6 +14,7 @@
 #include "common/thread.h"
 #include "protocol/control_channel.h"
 #include "receiver/test_seams.h"
+#include "serve_cluster.h"
 #include "serve_log.h"
 #include "store/lifecycle.h"
 #include "writ/receiver.h"
@@ -61,6 +62,7 @@ struct ServeFlags {
   std::string exec;     // --exec: the processing command
   std::string exec_timeout = "60s";
   uint32_t exec_concurrency = 2;
+  ServeClusterFlags cluster;  // --cluster, --domain (serve_cluster.h)
 };
 
 // "250ms", "10s", "2m"; a bare number is seconds.
@@ -219,9 +221,11 @@ std::string Listed(const std::vector<std::string>& ids) {
 // ends the process at once: every receipted delivery is already in the store (its receipt
 // is sent only after its commit), and recovery removes what is not.
 int AwaitStop(Receiver& receiver, const sigset_t& stop_signals, std::chrono::milliseconds drain,
-              const std::function<void(const std::string&)>& log) {
+              const std::function<void(const std::string&)>& log,
+              std::unique_ptr<cluster::Registration> membership) {
   int signal_number = 0;
   sigwait(&stop_signals, &signal_number);
+  membership.reset();  // leave the cluster first: no new sender places a copy here
   const char* name = sigabbrev_np(signal_number);
   log((name != nullptr ? "SIG" + std::string(name) : "signal") +
       ": shutting down within the drain timeout of " + std::to_string(drain.count()) +
@@ -313,6 +317,7 @@ int RunServe(const ServeFlags& flags) {
   options.max_delivery_bytes = *max_delivery;
   options.max_deliveries_per_sender = flags.max_deliveries_per_sender;
   options.max_windows_per_sender = flags.max_windows_per_sender;
+  if (Status s = ApplyServeCluster(flags.cluster, options); !s.ok()) return ReportError(s);
   auto receiver = flags.test_store_faults.empty()
                       ? Receiver::Start(options)
                       : receiver::StartWithStoreFaults(options, flags.test_store_faults);
@@ -321,8 +326,12 @@ int RunServe(const ServeFlags& flags) {
     return ReportError(offered.ok() ? receiver.status() : offered);
   }
   Greet(**receiver, flags, *log);
-  return AwaitStop(**receiver, stop_signals, *drain,
-                   [log](const std::string& line) { log->Info("shutdown", line); });
+  auto membership = JoinCluster(flags.cluster, **receiver, flags.data, log);
+  if (!membership.ok()) return ReportError(membership.status());
+  return AwaitStop(
+      **receiver, stop_signals, *drain,
+      [log](const std::string& line) { log->Info("shutdown", line); },
+      std::move(membership).value());
 }
 
 // Limits and timeouts: what one sender, one connection or one delivery may hold, and for how long.
@@ -464,6 +473,7 @@ void RegisterServe(CLI::App& app, CommandContext& ctx) {
                   "file of allowed senders' public keys (hex, one a line); default: anyone");
   AddOperationOptions(cmd, flags.get());
   AddLimitOptions(*cmd, *flags);
+  AddServeClusterOptions(*cmd, flags->cluster);
   cmd->callback([flags, &ctx] { ctx.exit_code = RunServe(*flags); });
 }
 

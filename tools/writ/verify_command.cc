@@ -6,7 +6,9 @@
 
 #include "command.h"
 #include "common/printable.h"
+#include "receipt/certificate.h"
 #include "receipt/identity.h"
+#include "verify_certificate.h"
 #include "writ/receipt.h"
 
 namespace writ::cli {
@@ -27,6 +29,37 @@ std::string KeyArgument(const std::string& key) {
   std::string first;
   in >> first;
   return first;
+}
+
+struct VerifyFlags {
+  std::string path;
+  std::vector<std::string> keys;  // --key, repeated (a certificate's members)
+  std::string trust;              // --trust FILE: more expected keys
+  bool json = false;
+};
+
+int RunVerify(const std::string& path, const std::string& key);
+
+// A replicated:K certificate goes to verify_certificate.h; a receipt takes one --key.
+int RunVerifyFlags(const VerifyFlags& f) {
+  auto text = ReadAll(f.path);
+  if (!text.ok()) return ReportError(text.status());
+  if (receipt::IsCertificateJson(*text)) {
+    std::vector<std::string> expected;
+    for (const std::string& k : f.keys) expected.push_back(KeyArgument(k));
+    if (!f.trust.empty()) {
+      auto trusted = ReadTrustFile(f.trust);
+      if (!trusted.ok()) return ReportError(trusted.status());
+      expected.insert(expected.end(), trusted->begin(), trusted->end());
+    }
+    return VerifyCertificateText(*text, expected, f.json);
+  }
+  if (f.keys.size() > 1 || !f.trust.empty() || f.json) {
+    return ReportError(Status::InvalidArgument(
+        "a receipt takes one --key; --key repeated, --trust and --json are for a replicated:K "
+        "certificate"));
+  }
+  return RunVerify(f.path, f.keys.empty() ? "" : f.keys.front());
 }
 
 int RunVerify(const std::string& path, const std::string& key) {
@@ -67,13 +100,17 @@ int RunVerify(const std::string& path, const std::string& key) {
 }
 
 void RegisterVerify(CLI::App& app, CommandContext& ctx) {
-  auto path = std::make_shared<std::string>();
-  auto key = std::make_shared<std::string>();
-  CLI::App* cmd =
-      app.add_subcommand("verify", "Check a receipt's signature and internal consistency");
-  cmd->add_option("RECEIPT", *path, "receipt JSON file")->required();
-  cmd->add_option("--key", *key, "the issuer's public key (hex, or a file holding it)");
-  cmd->callback([path, key, &ctx] { ctx.exit_code = RunVerify(*path, *key); });
+  auto f = std::make_shared<VerifyFlags>();
+  CLI::App* cmd = app.add_subcommand(
+      "verify", "Check a receipt's (or a replicated:K certificate's) signatures and consistency");
+  cmd->add_option("RECEIPT", f->path, "receipt or replicated:K certificate JSON file")->required();
+  cmd->add_option("--key", f->keys,
+                  "the issuer's public key (hex, or a file holding it); for a certificate, "
+                  "repeat it: every member's key must be one of them");
+  cmd->add_option("--trust", f->trust,
+                  "certificate: a file of expected receiver keys (hex, one a line)");
+  cmd->add_flag("--json", f->json, "certificate: print one JSON document");
+  cmd->callback([f, &ctx] { ctx.exit_code = RunVerifyFlags(*f); });
 }
 
 }  // namespace
