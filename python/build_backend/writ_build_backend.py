@@ -11,7 +11,8 @@ Where the extension is built:
                        objects already compiled are reused. Its extension must have been
                        built for an interpreter with this one's extension suffix.
   otherwise            build/python-<tag> in the source tree (configured on first use, with
-                       ccache when it is installed); WRIT_JOBS sets the parallel jobs.
+                       ccache when it is installed); WRIT_JOBS sets the parallel jobs,
+                       WRIT_CMAKE_ARGS (split on spaces) adds configure arguments.
 """
 
 import base64
@@ -56,7 +57,7 @@ def _configure(build_dir):
                "-DPython_EXECUTABLE=" + sys.executable, "-DWRIT_BENCH=OFF"]
     if shutil.which("ccache"):
         command += ["-DCMAKE_CXX_COMPILER_LAUNCHER=ccache", "-DCMAKE_C_COMPILER_LAUNCHER=ccache"]
-    _run(command)
+    _run(command + os.environ.get("WRIT_CMAKE_ARGS", "").split())
 
 
 def _build_extension():

@@ -1,11 +1,11 @@
 // _writ.ReceiverHandle: a running writ::Receiver for Python. Start, stop, shutdown and reads
 // run with the GIL released: the receiver's threads take it to run a Python processing step.
+#include <pybind11/stl.h>
+
 #include <chrono>
 #include <memory>
 #include <shared_mutex>
 #include <string>
-
-#include <pybind11/stl.h>
 
 #include "arrivals.h"
 #include "bindings.h"
@@ -49,8 +49,8 @@ class ReceiverHandle {
     if (!held.ok()) return Answer(held.status());
     return Answer(Status::Ok(),
                   py::make_tuple(held->id, held->bytes, std::string(RetentionName(held->retention)),
-                                 held->rule, held->digest_hex, held->region_lengths,
-                                 held->receipts, held->held_until));
+                                 held->rule, held->digest_hex, held->region_lengths, held->receipts,
+                                 held->held_until));
   }
 
   // (code, message, count): fills a writable C-contiguous buffer from `offset` of `id`.
@@ -75,10 +75,9 @@ class ReceiverHandle {
       removed = receiver_ ? receiver_->Remove(id, force) : Result<RemovedDelivery>(Stopped());
     }
     if (!removed.ok()) return Answer(removed.status());
-    return Answer(Status::Ok(), py::make_tuple(removed->id,
-                                               std::string(RetentionName(removed->retention)),
-                                               removed->bytes, removed->held_until,
-                                               removed->promise_broken));
+    return Answer(Status::Ok(),
+                  py::make_tuple(removed->id, std::string(RetentionName(removed->retention)),
+                                 removed->bytes, removed->held_until, removed->promise_broken));
   }
 
   // (id, bytes, rung, retention) of the next delivery retained, or None after `timeout_s`.
@@ -135,7 +134,7 @@ class ReceiverHandle {
 
   std::shared_ptr<Arrivals> arrivals_;
   const std::string address_, provider_, key_id_, public_key_;
-  std::shared_mutex mutex_;  // reads share it; stopping takes it alone
+  std::shared_mutex mutex_;             // reads share it; stopping takes it alone
   std::unique_ptr<Receiver> receiver_;  // null once stopped
 };
 
@@ -200,7 +199,7 @@ py::tuple Start(const StartArgs& args) {
   }();
   if (!receiver.ok()) return Answer(receiver.status());
   return Answer(Status::Ok(), py::cast(std::make_unique<ReceiverHandle>(std::move(*receiver),
-                                                                         std::move(arrivals))));
+                                                                        std::move(arrivals))));
 }
 
 }  // namespace

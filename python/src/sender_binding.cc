@@ -164,8 +164,7 @@ class Session {
     const py::sequence items = as_regions ? py::sequence(objs) : py::make_tuple(objs);
     pending.buffers.reserve(items.size());
     for (size_t i = 0; i < items.size(); ++i) {
-      auto buffer =
-          std::make_unique<ExportedBuffer>(items[i], ExportedBuffer::Access::kRead);
+      auto buffer = std::make_unique<ExportedBuffer>(items[i], ExportedBuffer::Access::kRead);
       if (!buffer.ok()) {
         return Status::InvalidArgument(
             (as_regions ? "send: block " + std::to_string(i) + ": " : std::string("send: ")) +
@@ -195,8 +194,8 @@ class Session {
   }
 
   std::unique_ptr<Completions> completions_;  // closed after the sender
-  std::shared_mutex mutex_;         // sends share it; close takes it alone
-  std::unique_ptr<Sender> sender_;  // null once closed
+  std::shared_mutex mutex_;                   // sends share it; close takes it alone
+  std::unique_ptr<Sender> sender_;            // null once closed
 };
 
 py::tuple Connect(const std::string& to, const std::string& provider, const std::string& identity,
