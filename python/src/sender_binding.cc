@@ -161,14 +161,15 @@ class Session {
 
   // Exports `objs` (one buffer, or each item of a list) into `pending`, read-only.
   static Status Export(const py::object& objs, bool as_regions, Pending& pending) {
-    const py::sequence items = as_regions ? py::sequence(objs) : py::make_tuple(objs);
+    const auto items =
+        as_regions ? objs.cast<py::sequence>() : py::make_tuple(objs).cast<py::sequence>();
     pending.buffers.reserve(items.size());
     for (size_t i = 0; i < items.size(); ++i) {
       auto buffer = std::make_unique<ExportedBuffer>(items[i], ExportedBuffer::Access::kRead);
-      if (!buffer.ok()) {
+      if (!buffer->ok()) {
         return Status::InvalidArgument(
             (as_regions ? "send: block " + std::to_string(i) + ": " : std::string("send: ")) +
-            "bytes or " + buffer.error());
+            "bytes or " + buffer->error());
       }
       pending.regions.push_back(Region{buffer->bytes().data(), buffer->bytes().size()});
       pending.buffers.push_back(std::move(buffer));

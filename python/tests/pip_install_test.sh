@@ -29,7 +29,7 @@ with writ.Receiver(provider="tcp", identity=os.path.join(venv, "rx-identity"),
         writ.Sender(to=rx.address) as tx:
     handle = tx.submit(np.ones(1 << 18, np.float32), id="pip-array")
     listed = tx.send([b"header", np.arange(1000, dtype=np.int64)], id="pip-blocks")
-    assert handle.result(30).reached["rung"] == "retained"
+    assert handle.result(30).reached["rung"] == "validated"
     assert bytes(rx.read("pip-blocks", region=0)) == b"header"
     assert listed.bytes == 6 + 8000
 print("writ", writ.__version__, "installed in", os.path.dirname(writ.__file__))

@@ -222,7 +222,8 @@ class Sender:
         return self._session is not None and self._session.usable
 
     def close(self):
-        """Fails every delivery still in flight (their handles raise writ.TransportError)
+        """Fails every delivery still in flight (their handles raise writ.UsageError "the
+        session was closed")
         and closes the session. Idempotent; later sends and submits raise UsageError."""
         if self._session is not None:
             session, self._session = self._session, None
