@@ -128,6 +128,8 @@ def build_wheel(wheel_directory, config_settings=None, metadata_directory=None):
             mode = 0o755 if path.endswith(".so") else 0o644
             item = zipfile.ZipInfo(path, date_time=(2020, 1, 1, 0, 0, 0))
             item.external_attr = (0o100000 | mode) << 16
-            item.compress_type = zipfile.ZIP_DEFLATED
+            # The extension (tens of MB with debug info) is stored: deflating it costs more
+            # time than the copy it saves.
+            item.compress_type = zipfile.ZIP_STORED if path.endswith(".so") else zipfile.ZIP_DEFLATED
             wheel.writestr(item, data)
     return name
