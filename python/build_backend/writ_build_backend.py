@@ -107,6 +107,22 @@ def get_requires_for_build_wheel(config_settings=None):
     return []
 
 
+def _wheel_file(impl, abi, platform):
+    return ("Wheel-Version: 1.0\nGenerator: writ_build_backend\nRoot-Is-Purelib: false\n"
+            "Tag: %s-%s-%s\n" % (impl, abi, platform))
+
+
+def prepare_metadata_for_build_wheel(metadata_directory, config_settings=None):
+    # Without this hook pip would build the whole wheel just to read its metadata.
+    info = "writ-%s.dist-info" % _version()
+    path = pathlib.Path(metadata_directory) / info
+    path.mkdir(parents=True, exist_ok=True)
+    (path / "METADATA").write_text(_metadata(_version()))
+    (path / "WHEEL").write_text(_wheel_file(*_tag()))
+    (path / "top_level.txt").write_text("writ\n")
+    return info
+
+
 def build_wheel(wheel_directory, config_settings=None, metadata_directory=None):
     version = _version()
     impl, abi, platform = _tag()
@@ -115,9 +131,7 @@ def build_wheel(wheel_directory, config_settings=None, metadata_directory=None):
     info = "writ-%s.dist-info/" % version
     entries = {path: src.read_bytes() for path, src in _package_files(extension).items()}
     entries[info + "METADATA"] = _metadata(version).encode()
-    entries[info + "WHEEL"] = ("Wheel-Version: 1.0\nGenerator: writ_build_backend\n"
-                               "Root-Is-Purelib: false\nTag: %s-%s-%s\n"
-                               % (impl, abi, platform)).encode()
+    entries[info + "WHEEL"] = _wheel_file(impl, abi, platform).encode()
     entries[info + "top_level.txt"] = b"writ\n"
     record = "".join(_record_line(path, data) for path, data in entries.items())
     record += info + "RECORD,,\n"
