@@ -7,7 +7,7 @@ FUZZ := build/fuzz
 
 PREFIX ?= /usr/local
 
-.PHONY: deps configure writ build demo test test-long bench fuzz-long clean format install
+.PHONY: deps configure writ python build demo test test-long bench fuzz-long clean format install
 
 deps:
 	@bash scripts/install-deps.sh
@@ -18,6 +18,11 @@ configure: deps
 # Only what the demo runs: the `writ` binary and the libraries it links.
 writ: configure
 	@cmake --build $(RELEASE) -j$(JOBS) --target writ
+
+# The Python package for Debian's python3, in build/release/python (docs/python.md; pip
+# install is the way for a venv).
+python: configure
+	@cmake --build $(RELEASE) -j$(JOBS) --target writ_python
 
 # Everything in the release build: writ, tests, examples, benchmarks.
 build: configure

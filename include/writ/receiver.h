@@ -210,6 +210,20 @@ struct RemovedDelivery {
   bool promise_broken = false;  // forced before that time
 };
 
+// A retained delivery as the receiver's store holds it (Receiver::Held).
+struct HeldDelivery {
+  std::string id;
+  uint64_t bytes = 0;
+  RetentionClass retention = RetentionClass::kVolatile;
+  std::string rule;        // the digest's rule: "xxh3-128", "sha256", ...
+  std::string digest_hex;  // the delivery's digest under `rule`
+  // A scatter-gather delivery's region lengths, in order (Sender::SendRegions); empty: a
+  // plain delivery, one region.
+  std::vector<uint64_t> region_lengths;
+  std::vector<std::string> receipts;  // receipt JSON, in rung order, retained last
+  std::string held_until;             // RFC 3339: the time its receipt promised; empty: none
+};
+
 class WRIT_EXPORT Receiver {
  public:
   static Result<std::unique_ptr<Receiver>> Start(ReceiverOptions options);
@@ -245,6 +259,12 @@ class WRIT_EXPORT Receiver {
   // kInvalidArgument: the region is longer than `max_bytes` (it is returned in memory).
   virtual Result<std::vector<uint8_t>> ReadRegion(const std::string& id, uint64_t k,
                                                   uint64_t max_bytes = 64ull << 20) = 0;
+  // What the store holds for `id` (its receipts included); kNotFound when not retained here.
+  virtual Result<HeldDelivery> Held(const std::string& id) = 0;
+  // `out.size()` bytes of a retained delivery from `offset`, into the caller's memory with no
+  // buffer in between (not re-hashed). kNotFound: not retained here; kInvalidArgument: the
+  // range passes its end.
+  virtual Status Read(const std::string& id, uint64_t offset, std::span<uint8_t> out) = 0;
 };
 
 }  // namespace writ

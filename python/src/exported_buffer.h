@@ -32,6 +32,8 @@ class ExportedBuffer {
   ExportedBuffer& operator=(const ExportedBuffer&) = delete;
 
   bool ok() const { return exported_; }
+  // The interpreter is finalizing: the export is dropped without releasing it.
+  void Abandon() { exported_ = false; }
   const std::string& error() const { return error_; }
   std::span<uint8_t> bytes() const {
     return {static_cast<uint8_t*>(view_.buf), static_cast<size_t>(view_.len)};

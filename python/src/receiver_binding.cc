@@ -1,21 +1,27 @@
-// _writ.ReceiverHandle: a running writ::Receiver for Python. Start, stop and shutdown run
-// with the GIL released: the receiver's threads take it to run a Python processing step.
+// _writ.ReceiverHandle: a running writ::Receiver for Python. Start, stop, shutdown and reads
+// run with the GIL released: the receiver's threads take it to run a Python processing step.
+#include <pybind11/stl.h>
+
 #include <chrono>
 #include <memory>
-#include <mutex>
+#include <shared_mutex>
 #include <string>
 
+#include "arrivals.h"
 #include "bindings.h"
+#include "exported_buffer.h"
 #include "processing.h"
 #include "writ/receiver.h"
+#include "writ/vocabulary.h"
 
 namespace writ::python {
 namespace {
 
 class ReceiverHandle {
  public:
-  explicit ReceiverHandle(std::unique_ptr<Receiver> receiver)
-      : address_(receiver->listen_address()),
+  ReceiverHandle(std::unique_ptr<Receiver> receiver, std::shared_ptr<Arrivals> arrivals)
+      : arrivals_(std::move(arrivals)),
+        address_(receiver->listen_address()),
         provider_(receiver->provider()),
         key_id_(receiver->key_id()),
         public_key_(receiver->public_key_hex()),
@@ -30,6 +36,61 @@ class ReceiverHandle {
   const std::string& provider() const { return provider_; }
   const std::string& key_id() const { return key_id_; }
   const std::string& public_key() const { return public_key_; }
+
+  // (code, message, (id, bytes, retention, rule, digest, region lengths, receipts JSON,
+  // held until)).
+  py::tuple Held(const std::string& id) {
+    Result<HeldDelivery> held = Status::Ok();
+    {
+      py::gil_scoped_release nogil;
+      std::shared_lock lock(mutex_);
+      held = receiver_ ? receiver_->Held(id) : Result<HeldDelivery>(Stopped());
+    }
+    if (!held.ok()) return Answer(held.status());
+    return Answer(Status::Ok(),
+                  py::make_tuple(held->id, held->bytes, std::string(RetentionName(held->retention)),
+                                 held->rule, held->digest_hex, held->region_lengths, held->receipts,
+                                 held->held_until));
+  }
+
+  // (code, message, count): fills a writable C-contiguous buffer from `offset` of `id`.
+  py::tuple ReadInto(const std::string& id, uint64_t offset, const py::object& target) {
+    ExportedBuffer buffer(target, ExportedBuffer::Access::kWrite);
+    if (!buffer.ok()) return Answer(Status::InvalidArgument("read: out: " + buffer.error()));
+    Status read;
+    {
+      py::gil_scoped_release nogil;
+      std::shared_lock lock(mutex_);
+      read = receiver_ ? receiver_->Read(id, offset, buffer.bytes()) : Stopped();
+    }
+    return Answer(read, py::int_(buffer.bytes().size()));
+  }
+
+  // (code, message, (id, retention, bytes, held until, promise broken)).
+  py::tuple Remove(const std::string& id, bool force) {
+    Result<RemovedDelivery> removed = Status::Ok();
+    {
+      py::gil_scoped_release nogil;
+      std::shared_lock lock(mutex_);
+      removed = receiver_ ? receiver_->Remove(id, force) : Result<RemovedDelivery>(Stopped());
+    }
+    if (!removed.ok()) return Answer(removed.status());
+    return Answer(Status::Ok(),
+                  py::make_tuple(removed->id, std::string(RetentionName(removed->retention)),
+                                 removed->bytes, removed->held_until, removed->promise_broken));
+  }
+
+  // (id, bytes, rung, retention) of the next delivery retained, or None after `timeout_s`.
+  py::object NextArrival(double timeout_s) {
+    std::optional<Arrival> next;
+    {
+      py::gil_scoped_release nogil;
+      next = arrivals_->Next(std::chrono::milliseconds(static_cast<int64_t>(timeout_s * 1000)));
+    }
+    if (!next) return py::none();
+    return py::make_tuple(next->id, next->bytes, next->rung, next->retention);
+  }
+  uint64_t arrivals_dropped() { return arrivals_->dropped(); }
 
   py::tuple StopNow() {
     Status stopped;
@@ -61,15 +122,19 @@ class ReceiverHandle {
   // Runs `how` once and destroys the receiver (its threads end); later calls do nothing.
   template <typename How>
   Status Stop(How how) {
-    std::lock_guard lock(mutex_);
+    std::unique_lock lock(mutex_);
     if (!receiver_) return Status::Ok();
     Status stopped = how(*receiver_);
     receiver_.reset();
+    arrivals_->Close();
     return stopped;
   }
 
+  static Status Stopped() { return Status::InvalidArgument("this Receiver is closed"); }
+
+  std::shared_ptr<Arrivals> arrivals_;
   const std::string address_, provider_, key_id_, public_key_;
-  std::mutex mutex_;
+  std::shared_mutex mutex_;             // reads share it; stopping takes it alone
   std::unique_ptr<Receiver> receiver_;  // null once stopped
 };
 
@@ -81,7 +146,31 @@ struct StartArgs {
   uint64_t volatile_capacity_bytes = 0;
   py::object processing;
   std::string processing_name;
+  py::dict limits;  // ring_slots, ring_slot_size, max_deliveries_per_sender, arrivals
 };
+
+// The limits given as a dict of the ReceiverOptions field names (absent: the default).
+Status ApplyLimits(const py::dict& limits, ReceiverOptions& options, size_t& arrivals) {
+  for (auto item : limits) {
+    const std::string name = py::str(item.first);
+    const uint64_t value = item.second.cast<uint64_t>();
+    if (name == "ring_slots") {
+      if (value > 65536) return Status::InvalidArgument("ring_slots: at most 65536");
+      options.ring_slots = static_cast<uint32_t>(value);
+    } else if (name == "ring_slot_size") {
+      options.ring_slot_size = value;
+    } else if (name == "max_deliveries_per_sender") {
+      options.max_deliveries_per_sender = static_cast<uint32_t>(value);
+    } else if (name == "max_deliveries_per_connection") {
+      options.max_deliveries_per_connection = static_cast<uint32_t>(value);
+    } else if (name == "arrivals") {
+      arrivals = static_cast<size_t>(value);
+    } else {
+      return Status::InvalidArgument("unknown receiver limit " + name);
+    }
+  }
+  return Status::Ok();
+}
 
 py::tuple Start(const StartArgs& args) {
   ReceiverOptions options;
@@ -97,6 +186,10 @@ py::tuple Start(const StartArgs& args) {
   if (args.window_pool_bytes) options.window_pool_bytes = args.window_pool_bytes;
   if (args.window_bytes) options.window_bytes = args.window_bytes;
   options.volatile_capacity_bytes = args.volatile_capacity_bytes;
+  size_t arrivals_capacity = 4096;
+  if (Status s = ApplyLimits(args.limits, options, arrivals_capacity); !s.ok()) return Answer(s);
+  auto arrivals = std::make_shared<Arrivals>(arrivals_capacity);
+  options.on_event = [arrivals](const LogEvent& event) { arrivals->OnEvent(event); };
   if (!args.processing.is_none()) {
     options.processing = PythonStep(args.processing_name, args.processing);
   }
@@ -105,7 +198,8 @@ py::tuple Start(const StartArgs& args) {
     return Receiver::Start(std::move(options));
   }();
   if (!receiver.ok()) return Answer(receiver.status());
-  return Answer(Status::Ok(), py::cast(std::make_unique<ReceiverHandle>(std::move(*receiver))));
+  return Answer(Status::Ok(), py::cast(std::make_unique<ReceiverHandle>(std::move(*receiver),
+                                                                        std::move(arrivals))));
 }
 
 }  // namespace
@@ -117,6 +211,12 @@ void BindReceiver(py::module_& m) {
       .def_property_readonly("provider", &ReceiverHandle::provider)
       .def_property_readonly("key_id", &ReceiverHandle::key_id)
       .def_property_readonly("public_key", &ReceiverHandle::public_key)
+      .def("held", &ReceiverHandle::Held, py::arg("id"))
+      .def("read_into", &ReceiverHandle::ReadInto, py::arg("id"), py::arg("offset"),
+           py::arg("target"))
+      .def("remove", &ReceiverHandle::Remove, py::arg("id"), py::arg("force"))
+      .def("next_arrival", &ReceiverHandle::NextArrival, py::arg("timeout"))
+      .def_property_readonly("arrivals_dropped", &ReceiverHandle::arrivals_dropped)
       .def("stop", &ReceiverHandle::StopNow)
       .def("shutdown", &ReceiverHandle::Shutdown, py::arg("drain"));
   m.def(
@@ -124,15 +224,16 @@ void BindReceiver(py::module_& m) {
       [](std::string host, uint16_t port, std::string provider, std::string data, std::string out,
          std::string identity, std::string allow, std::string receiver_id,
          uint64_t max_delivery_bytes, uint64_t window_pool_bytes, uint64_t window_bytes,
-         uint64_t volatile_capacity_bytes, py::object processing, std::string processing_name) {
+         uint64_t volatile_capacity_bytes, py::object processing, std::string processing_name,
+         py::dict limits) {
         return Start(StartArgs{host, port, provider, data, out, identity, allow, receiver_id,
                                max_delivery_bytes, window_pool_bytes, window_bytes,
-                               volatile_capacity_bytes, processing, processing_name});
+                               volatile_capacity_bytes, processing, processing_name, limits});
       },
       py::arg("host"), py::arg("port"), py::arg("provider"), py::arg("data"), py::arg("out"),
       py::arg("identity"), py::arg("allow"), py::arg("receiver_id"), py::arg("max_delivery_bytes"),
       py::arg("window_pool_bytes"), py::arg("window_bytes"), py::arg("volatile_capacity_bytes"),
-      py::arg("processing"), py::arg("processing_name"));
+      py::arg("processing"), py::arg("processing_name"), py::arg("limits"));
 }
 
 }  // namespace writ::python

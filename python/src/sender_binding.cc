@@ -10,6 +10,7 @@
 #include <string>
 
 #include "bindings.h"
+#include "completions.h"
 #include "exported_buffer.h"
 #include "writ/sender.h"
 #include "writ/vocabulary.h"
@@ -66,10 +67,13 @@ py::tuple MakeDeliveryOptions(const std::string& id, const std::string& until,
 // deliveries from several threads); close() waits for the sends under way.
 class Session {
  public:
-  explicit Session(std::unique_ptr<Sender> sender) : sender_(std::move(sender)) {}
+  explicit Session(std::unique_ptr<Sender> sender)
+      : completions_(std::make_unique<Completions>(sender->max_in_flight())),
+        sender_(std::move(sender)) {}
   ~Session() {
     py::gil_scoped_release nogil;
     (void)CloseLocked();
+    completions_.reset();  // its threads may take the GIL: joined without it
   }
 
   // (code, message, outcome JSON): the outcome is there on failure too, as far as it got.
@@ -84,6 +88,48 @@ class Session {
 
   py::tuple SendPath(const std::string& path, const DeliveryOptions& options) {
     return Finished(Deliver([&](Sender& s) { return s.Send(path, options); }), options);
+  }
+
+  // (code, message, None): submits one buffer (SubmitBytes) or, given a list or tuple, the
+  // buffers as the regions of one scatter-gather delivery (SubmitRegions); returns at once.
+  // `on_done(code, message, outcome_json)` is called once the delivery ended, on another
+  // thread; every buffer stays exported until then.
+  py::tuple Submit(const py::object& objs, const DeliveryOptions& options, py::object on_done) {
+    auto pending = std::make_unique<Pending>();
+    pending->options = options;
+    pending->on_done = std::move(on_done);
+    const bool as_regions = py::isinstance<py::list>(objs) || py::isinstance<py::tuple>(objs);
+    if (Status s = Export(objs, as_regions, *pending); !s.ok()) return Answer(s);
+    {
+      py::gil_scoped_release nogil;
+      std::shared_lock lock(mutex_);
+      if (!sender_) return Answer(Status::InvalidArgument("this Sender is closed"));
+      pending->handle = as_regions ? sender_->SubmitRegions(pending->regions, options)
+                                   : sender_->SubmitBytes(pending->buffers[0]->bytes(), options);
+    }
+    completions_->Add(std::move(pending));
+    return Answer(Status::Ok());
+  }
+
+  py::tuple SubmitPath(const std::string& path, const DeliveryOptions& options,
+                       py::object on_done) {
+    auto pending = std::make_unique<Pending>();
+    pending->options = options;
+    pending->on_done = std::move(on_done);
+    {
+      py::gil_scoped_release nogil;
+      std::shared_lock lock(mutex_);
+      if (!sender_) return Answer(Status::InvalidArgument("this Sender is closed"));
+      pending->handle = sender_->Submit(path, options);
+    }
+    completions_->Add(std::move(pending));
+    return Answer(Status::Ok());
+  }
+
+  uint32_t max_in_flight() {
+    py::gil_scoped_release nogil;
+    std::shared_lock lock(mutex_);
+    return sender_ ? sender_->max_in_flight() : 0;
   }
 
   py::tuple Close() {
@@ -113,26 +159,51 @@ class Session {
     return send(*sender_);
   }
 
+  // Exports `objs` (one buffer, or each item of a list) into `pending`, read-only.
+  static Status Export(const py::object& objs, bool as_regions, Pending& pending) {
+    const auto items =
+        as_regions ? objs.cast<py::sequence>() : py::make_tuple(objs).cast<py::sequence>();
+    pending.buffers.reserve(items.size());
+    for (size_t i = 0; i < items.size(); ++i) {
+      auto buffer = std::make_unique<ExportedBuffer>(items[i], ExportedBuffer::Access::kRead);
+      if (!buffer->ok()) {
+        return Status::InvalidArgument(
+            (as_regions ? "send: block " + std::to_string(i) + ": " : std::string("send: ")) +
+            "bytes or " + buffer->error());
+      }
+      pending.regions.push_back(Region{buffer->bytes().data(), buffer->bytes().size()});
+      pending.buffers.push_back(std::move(buffer));
+    }
+    return Status::Ok();
+  }
+
   static py::tuple Finished(const DeliveryOutcome& outcome, const DeliveryOptions& options) {
     return py::make_tuple(std::string(ErrorCodeName(outcome.status.code())),
                           outcome.status.message(), OutcomeToJson(outcome, options));
   }
 
+  // Without the GIL: every delivery in flight fails, and Python is told of each.
   Status CloseLocked() {
-    std::unique_lock lock(mutex_);
-    if (!sender_) return Status::Ok();
-    Status closed = sender_->Close();
-    sender_.reset();
+    Status closed;
+    {
+      std::unique_lock lock(mutex_);
+      if (sender_) closed = sender_->Close();
+      sender_.reset();
+    }
+    completions_->Close();
     return closed;
   }
 
-  std::shared_mutex mutex_;         // sends share it; close takes it alone
-  std::unique_ptr<Sender> sender_;  // null once closed
+  std::unique_ptr<Completions> completions_;  // closed after the sender
+  std::shared_mutex mutex_;                   // sends share it; close takes it alone
+  std::unique_ptr<Sender> sender_;            // null once closed
 };
 
 py::tuple Connect(const std::string& to, const std::string& provider, const std::string& identity,
-                  uint32_t depth, double connect_timeout_s) {
+                  uint32_t depth, double connect_timeout_s, uint32_t in_flight, bool ring) {
   SessionOptions options;
+  options.max_in_flight = in_flight;
+  options.ring = ring;
   options.to = to;
   options.provider = provider;
   options.identity_dir = identity;
@@ -156,10 +227,14 @@ void BindSender(py::module_& m) {
   py::class_<Session>(m, "Session")
       .def("send_buffer", &Session::SendBuffer)
       .def("send_path", &Session::SendPath)
+      .def("submit", &Session::Submit, py::arg("objs"), py::arg("options"), py::arg("on_done"))
+      .def("submit_path", &Session::SubmitPath, py::arg("path"), py::arg("options"),
+           py::arg("on_done"))
+      .def_property_readonly("max_in_flight", &Session::max_in_flight)
       .def("close", &Session::Close)
       .def_property_readonly("usable", &Session::usable);
   m.def("connect", &Connect, py::arg("to"), py::arg("provider"), py::arg("identity"),
-        py::arg("depth"), py::arg("connect_timeout"));
+        py::arg("depth"), py::arg("connect_timeout"), py::arg("in_flight"), py::arg("ring"));
 }
 
 }  // namespace writ::python

@@ -12,13 +12,13 @@ from . import _writ
 from ._errors import (Error, NotFoundError, RefusedError, RetentionError, TransportError,
                       UsageError, ValidationError)
 from ._evidence import audit, verify
-from ._receiver import Delivery, Receiver
-from ._sender import Outcome, Sender
+from ._receiver import Arrival, Delivery, Receiver
+from ._sender import Handle, Outcome, Sender
 
 __version__ = _writ.version
 
 __all__ = [
-    "Receiver", "Sender", "Outcome", "Delivery", "audit", "verify", "Error",
+    "Receiver", "Sender", "Handle", "Outcome", "Delivery", "Arrival", "audit", "verify", "Error",
     "NotFoundError", "UsageError", "RefusedError", "TransportError", "ValidationError",
     "RetentionError", "__version__",
 ]

@@ -1,9 +1,12 @@
-"""writ.Receiver: a receiver in this process, optionally with a Python processing step."""
+"""writ.Receiver: a receiver in this process, optionally with a Python processing step;
+what it retained can be listened for, read back (no copy in between) and removed."""
 
+import json
 import os
+import threading
 
 from . import _writ
-from ._errors import UsageError, checked
+from ._errors import Error, UsageError, checked
 
 
 class Delivery:
@@ -31,6 +34,51 @@ class Delivery:
 
     def __repr__(self):
         return "<writ.Delivery %s: %d bytes>" % (self.id, self.bytes)
+
+
+class Arrival:
+    """A delivery the receiver retained (Receiver.deliveries(), on_delivery, held()).
+
+    id, bytes, retention ("volatile", "process-restart", "power-loss"), rung (the highest
+    receipt issued: "retained"); receipts, regions (a block list's block lengths; [bytes]
+    for a plain delivery), digest, rule and held_until are read from the store when first
+    asked for (None once the delivery was removed).
+    """
+
+    def __init__(self, receiver, id, bytes, rung, retention, held=None):
+        self._receiver = receiver
+        self.id, self.bytes, self.rung, self.retention = id, bytes, rung, retention
+        self._held = held
+
+    def _store(self):
+        if self._held is None:
+            try:
+                self._held = self._receiver._held_tuple(self.id)
+            except Error:
+                return None
+        return self._held
+
+    @property
+    def receipts(self):
+        """The receipts the store holds for it, each a dict, in rung order."""
+        held = self._store()
+        return [json.loads(r) for r in held[6]] if held else None
+
+    @property
+    def regions(self):
+        held = self._store()
+        return (list(held[5]) or [held[1]]) if held else None
+
+    digest = property(lambda self: (self._store() or (None,) * 8)[4])
+    rule = property(lambda self: (self._store() or (None,) * 8)[3])
+    held_until = property(lambda self: (self._store() or (None,) * 8)[7] or None)
+
+    def read(self, region=None, out=None):
+        """Receiver.read(self.id, region, out)."""
+        return self._receiver.read(self.id, region=region, out=out)
+
+    def __repr__(self):
+        return "<writ.Arrival %s: %d bytes, %s>" % (self.id, self.bytes, self.retention)
 
 
 def _host_port(listen):
@@ -65,13 +113,36 @@ class Receiver:
     identity    directory of the Ed25519 identity that signs receipts (created on first
                 start); None: DATA/identity, else ~/.local/state/writ/receiver
     allow       file of allowed sender public keys (hex, one a line); None: anyone
+    on_delivery callable(writ.Arrival), called for each delivery retained, in order, on
+                one thread of this Receiver (not the receiver's own: a slow callback
+                delays only the next call). Without it, deliveries() yields them.
+    ring_slots, ring_slot_size
+                standing windows (docs/python.md, "Standing windows"): each sender
+                connection is granted a ring of ring_slots slots of ring_slot_size bytes
+                (defaults 64 x 64 KiB), and a delivery that fits a slot skips the
+                announce/grant round trip. Memory: ring_slots x ring_slot_size per
+                connection, mapped and registered, all rings together at most
+                window_pool_bytes, on top of the window pool. 0 slots: none.
+    max_deliveries_per_sender
+                deliveries one sender may have in progress at once (default 16): what
+                bounds a Sender's in_flight.
+    arrivals    deliveries kept for deliveries() / on_delivery until read (default 4096);
+                past it the oldest is dropped (see arrivals_dropped).
     """
 
     def __init__(self, listen="127.0.0.1:0", provider="tcp", data=None, out=None,
                  processing=None, identity=None, allow=None, receiver_id=None,
                  max_delivery_bytes=None, window_pool_bytes=None, window_bytes=None,
-                 volatile_capacity_bytes=None, processing_name=None):
+                 volatile_capacity_bytes=None, processing_name=None, on_delivery=None,
+                 ring_slots=None, ring_slot_size=None, max_deliveries_per_sender=None,
+                 arrivals=None):
         host, port = _host_port(listen)
+        limits = {name: value for name, value in (
+            ("ring_slots", ring_slots), ("ring_slot_size", ring_slot_size),
+            ("max_deliveries_per_sender", max_deliveries_per_sender),
+            ("arrivals", arrivals)) if value is not None}
+        if on_delivery is not None and not callable(on_delivery):
+            raise UsageError("on_delivery: expected a callable", code="invalid argument")
         step = None
         if processing is not None:
             if not callable(processing):
@@ -89,21 +160,115 @@ class Receiver:
             max_delivery_bytes=max_delivery_bytes or 0,
             window_pool_bytes=window_pool_bytes or 0, window_bytes=window_bytes or 0,
             volatile_capacity_bytes=volatile_capacity_bytes or 0, processing=step,
-            processing_name=_step_name(processing, processing_name)))
+            processing_name=_step_name(processing, processing_name), limits=limits))
         self.address = self._handle.address
         self.provider = self._handle.provider
         self.key_id = self._handle.key_id
         self.public_key = self._handle.public_key
+        self._listener = None
+        if on_delivery is not None:
+            self._listener = threading.Thread(target=self._listen, args=(on_delivery,),
+                                              name="writ-on-delivery", daemon=True)
+            self._listener.start()
+
+    def _listen(self, on_delivery):
+        for arrival in self.deliveries():
+            try:
+                on_delivery(arrival)
+            except Exception as e:  # the callback's own failure: told, not fatal
+                threading.excepthook(threading.ExceptHookArgs(
+                    (type(e), e, e.__traceback__, threading.current_thread())))
+
+    def next_delivery(self, timeout=None):
+        """The next delivery retained (an Arrival), waiting up to `timeout` seconds (None:
+        until one comes or the receiver closes); None when none came."""
+        wait = 3600.0 if timeout is None else max(0.0, timeout)
+        while True:
+            answer = self._handle.next_arrival(min(wait, 3600.0))
+            if answer is not None:
+                return Arrival(self, *answer)
+            if timeout is not None or self._closed:
+                return None
+
+    def deliveries(self, timeout=None):
+        """Iterates over deliveries as they are retained (Arrivals); ends when the receiver
+        closes, or after `timeout` seconds without one."""
+        while True:
+            arrival = self.next_delivery(timeout)
+            if arrival is None:
+                return
+            yield arrival
+
+    @property
+    def arrivals_dropped(self):
+        """Arrivals dropped unread because `arrivals` were already waiting."""
+        return self._handle.arrivals_dropped
+
+    def _held_tuple(self, id):
+        return checked(self._handle.held(id))
+
+    def held(self, id):
+        """What the store holds for `id` (an Arrival with its receipts); raises
+        writ.NotFoundError when it is not retained here."""
+        held = self._held_tuple(id)
+        return Arrival(self, held[0], held[1], "retained", held[2], held=held)
+
+    def read(self, id, region=None, out=None):
+        """The bytes of retained delivery `id` (region k of a block list when region=k),
+        read from the store straight into `out` (a writable C-contiguous buffer of exactly
+        that size: a NumPy array, a bytearray) or into a new bytearray; returns it.
+        np.frombuffer(rx.read(id), dtype) views the bytearray without a copy.
+        A read-only or non-contiguous `out` raises writ.UsageError."""
+        held = self._held_tuple(id)
+        lengths = list(held[5]) or [held[1]]
+        if region is None:
+            offset, size = 0, held[1]
+        else:
+            if not 0 <= region < len(lengths):
+                raise UsageError("read: %s has %d regions, no region %r"
+                                 % (id, len(lengths), region), code="invalid argument")
+            offset, size = sum(lengths[:region]), lengths[region]
+        if out is None:
+            out = bytearray(size)
+        try:
+            target = memoryview(out)
+        except TypeError:
+            raise UsageError("read: out: a writable C-contiguous buffer is needed, got %s"
+                             % type(out).__name__, code="invalid argument") from None
+        if target.nbytes != size:
+            raise UsageError("read: out holds %d bytes; %s%s is %d" % (
+                target.nbytes, id, "" if region is None else " region %d" % region, size),
+                code="invalid argument")
+        checked(self._handle.read_into(id, offset, out))
+        return out
+
+    def remove(self, id, force=False):
+        """Removes a retained delivery: raises NotFoundError when none is held, RefusedError
+        while its retained receipt still promises it (a time-to-live) unless force.
+        Returns {"id", "retention", "bytes", "held_until", "promise_broken"}."""
+        rid, retention, size, until, broken = checked(self._handle.remove(id, force))
+        return {"id": rid, "retention": retention, "bytes": size, "held_until": until or None,
+                "promise_broken": broken}
+
+    _closed = False
 
     def close(self):
         """Stops accepting, ends every connection, closes the fabric. Idempotent."""
+        self._closed = True
         checked(self._handle.stop())
+        self._join_listener()
 
     def shutdown(self, drain=10.0):
         """A clean stop: deliveries in progress get `drain` seconds to finish.
         Returns {"drained": [ids], "aborted": [ids], "deadline_passed": bool}."""
+        self._closed = True
         drained, aborted, passed = checked(self._handle.shutdown(drain))
+        self._join_listener()
         return {"drained": list(drained), "aborted": list(aborted), "deadline_passed": passed}
+
+    def _join_listener(self):
+        if self._listener is not None and self._listener is not threading.current_thread():
+            self._listener.join()
 
     def __enter__(self):
         return self

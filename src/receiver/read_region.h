@@ -1,11 +1,13 @@
-// Receiver::ReadRegion: region k of a retained delivery, read back from the store.
+// Receiver::ReadRegion, Held and Read: a retained delivery, read back from the store.
 #pragma once
 
 #include <cstdint>
+#include <span>
 #include <string>
 #include <vector>
 
 #include "store/store.h"
+#include "writ/receiver.h"
 #include "writ/status.h"
 
 namespace writ::receiver {
@@ -14,5 +16,12 @@ namespace writ::receiver {
 // the region is longer than `max_bytes` (the bytes are returned in memory).
 Result<std::vector<uint8_t>> ReadRetainedRegion(store::Store& store, const std::string& id,
                                                 uint64_t k, uint64_t max_bytes);
+
+// What the store holds for `id`; kNotFound when it is not retained.
+Result<HeldDelivery> HeldInStore(store::Store& store, const std::string& id);
+
+// Bytes [offset, offset + out.size()) of a retained delivery, into `out`.
+Status ReadRetained(store::Store& store, const std::string& id, uint64_t offset,
+                    std::span<uint8_t> out);
 
 }  // namespace writ::receiver

@@ -72,6 +72,12 @@ class ReceiverImpl : public Receiver {
                                           uint64_t max_bytes) override {
     return receiver::ReadRetainedRegion(*core_.store, id, k, max_bytes);
   }
+  Result<HeldDelivery> Held(const std::string& id) override {
+    return receiver::HeldInStore(*core_.store, id);
+  }
+  Status Read(const std::string& id, uint64_t offset, std::span<uint8_t> out) override {
+    return receiver::ReadRetained(*core_.store, id, offset, out);
+  }
 
  private:
   // Removes what expired while the receiver was down, then starts the expiry sweep.
