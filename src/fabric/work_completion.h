@@ -49,8 +49,9 @@ class WorkCompletion {
     uint64_t flags;                       // FI_* completion flags as reported
     std::optional<uint64_t> length;       // only where the provider defines it
     std::optional<uint64_t> remote_data;  // only with FI_REMOTE_CQ_DATA
-    // RDM (FI_SOURCE): the writer's address in this node's address vector, FI_ADDR_NOTAVAIL
-    // when it is not there; FI_ADDR_UNSPEC on MSG, where the endpoint names the writer.
+    // RDM with FI_SOURCE (shm): the writer's address in this node's address vector,
+    // FI_ADDR_NOTAVAIL when it is not there; FI_ADDR_UNSPEC elsewhere (on MSG the endpoint
+    // names the writer; rxm names none).
     uint64_t source = FI_ADDR_UNSPEC;
   };
 

@@ -67,8 +67,10 @@ void NotificationRouter::Route(const fabric::Peer& writer, uint32_t value) {
   {
     MutexLock lock(mu_);
     const Binding& binding = by_tag_[value >> 16];
-    forged = binding.inbox && (binding.writer.endpoint != writer.endpoint ||
-                               binding.writer.address != writer.address);
+    // An address of FI_ADDR_UNSPEC: the provider names no writer beyond its endpoint.
+    forged = binding.inbox &&
+             (binding.writer.endpoint != writer.endpoint ||
+              (writer.address != FI_ADDR_UNSPEC && binding.writer.address != writer.address));
     if (!forged) inbox = binding.inbox;
   }
   if (inbox) {
