@@ -227,10 +227,12 @@ Result<std::vector<uint8_t>> FabricNode::LocalAddress() {
   fid_t fid = nullptr;
   if (pep_) {
     fid = pep_.fid();
-  } else if (kind() == EndpointKind::kRdm && !endpoints_.empty()) {
+  } else if (!endpoints_.empty()) {
+    // RDM: the endpoint's name. A connected MSG initiator: its end of the connection, which
+    // the target finds its accepted endpoint by (AddPeer).
     fid = endpoints_.front()->ep.fid();
   } else {
-    return Status::InvalidArgument("a connecting (MSG initiator) node has no address to give");
+    return Status::InvalidArgument("a MSG initiator has no address before it connects");
   }
   std::vector<uint8_t> address(128);
   size_t len = address.size();
@@ -353,7 +355,8 @@ Result<Peer> FabricNode::Connect(std::chrono::milliseconds timeout) {
 }
 
 Result<Peer> FabricNode::AddPeer(std::span<const uint8_t> address) {
-  if (!av_) return Status::InvalidArgument("AddPeer needs an RDM node");
+  if (pep_) return AcceptedFrom(address);
+  if (!av_) return Status::InvalidArgument("AddPeer needs an RDM node or a MSG target");
   // fi_av_insert takes no length: it reads a string up to its NUL, or addrlen bytes.
   // The address comes from the peer, so it must hold what the provider will read.
   const fi_info* info = provider_.info();
@@ -373,8 +376,27 @@ Result<Peer> FabricNode::AddPeer(std::span<const uint8_t> address) {
   return Peer{endpoints_.front()->id, fi_addr};
 }
 
+// MSG target: the accepted connection whose peer's end is `address` (its endpoint is
+// released once the peer leaves, so there is nothing to remove).
+Result<Peer> FabricNode::AcceptedFrom(std::span<const uint8_t> address) {
+  MutexLock lock(mu_);
+  WRIT_RETURN_IF_ERROR(ProcessEventsLocked());
+  for (auto& ep : endpoints_) {
+    if (!ep || !ep->accepted || ep->shut_down) continue;
+    std::vector<uint8_t> peer(128);
+    size_t len = peer.size();
+    if (fi_getpeer(ep->ep.get(), peer.data(), &len) != 0) continue;
+    peer.resize(len);
+    if (std::equal(peer.begin(), peer.end(), address.begin(), address.end())) {
+      return Peer{ep->id, FI_ADDR_UNSPEC};
+    }
+  }
+  return Status::NotFound("no fabric connection from the sender's address was accepted");
+}
+
 Status FabricNode::RemovePeer(const Peer& peer) {
-  if (!av_) return Status::InvalidArgument("RemovePeer needs an RDM node");
+  if (pep_) return Status::Ok();
+  if (!av_) return Status::InvalidArgument("RemovePeer needs an RDM node or a MSG target");
   MutexLock lock(mu_);
   fi_addr_t address = peer.address;
   const int rc = fi_av_remove(av_.get(), &address, 1, 0);
@@ -580,9 +602,13 @@ Result<size_t> FabricNode::Poll(std::vector<WorkCompletion>& out, size_t max) {
 
 Status FabricNode::PollEndpointLocked(Endpoint& ep, std::vector<WorkCompletion>& out, size_t max) {
   fi_cq_data_entry entries[kCqBatch];
+  fi_addr_t sources[kCqBatch];
+  const bool rdm = kind() == EndpointKind::kRdm && (provider_.info()->caps & FI_SOURCE) != 0;
   size_t appended = 0;
   while (appended < max) {
-    const ssize_t n = fi_cq_read(ep.cq.get(), entries, std::min(kCqBatch, max - appended));
+    const size_t batch = std::min(kCqBatch, max - appended);
+    const ssize_t n = rdm ? fi_cq_readfrom(ep.cq.get(), entries, batch, sources)
+                          : fi_cq_read(ep.cq.get(), entries, batch);
     if (n == -FI_EAGAIN) return Status::Ok();
     if (n == -FI_EAVAIL) {
       fi_cq_err_entry err{};
@@ -638,6 +664,7 @@ Status FabricNode::PollEndpointLocked(Endpoint& ep, std::vector<WorkCompletion>&
       if (fields.operation == Operation::kRemoteWrite && (e.flags & FI_REMOTE_CQ_DATA)) {
         fields.remote_data = e.data;
       }
+      if (rdm && fields.operation == Operation::kRemoteWrite) fields.source = sources[i];
       out.push_back(WorkCompletion::Success(request_id, ep.id, fields));
       ++appended;
     }

@@ -56,7 +56,8 @@ class FabricNode final : public FabricPort {
   Result<Peer> Accept(std::chrono::milliseconds timeout);
   // MSG initiator: connects to the node/service given at Open.
   Result<Peer> Connect(std::chrono::milliseconds timeout) override;
-  // RDM: makes a peer's address writable.
+  // RDM: makes a peer's address writable. MSG target: the accepted connection whose peer
+  // is at `address` (the initiator's LocalAddress), so its notifications can be told apart.
   Result<Peer> AddPeer(std::span<const uint8_t> address) override;
   // RDM: forgets a peer added with AddPeer. shm keeps at most 256 peers per endpoint
   // (including ones that wrote to it without being added), so a long-running target must
@@ -95,6 +96,7 @@ class FabricNode final : public FabricPort {
   Result<Endpoint*> CreateEndpoint(fi_info* info) REQUIRES(mu_);
   Result<std::unique_ptr<Endpoint>> OpenEndpoint(fi_info* info) REQUIRES(mu_);
   Status PostReceives(Endpoint& ep);
+  Result<Peer> AcceptedFrom(std::span<const uint8_t> address);
   Status ProcessEventsLocked() REQUIRES(mu_);
   Status HandleEvent(uint32_t event, const fi_eq_cm_entry& entry) REQUIRES(mu_);
   Status PollEndpointLocked(Endpoint& ep, std::vector<WorkCompletion>& out, size_t max)

@@ -23,6 +23,10 @@ InfoPtr MakeHints(const std::string& provider, EndpointKind kind) {
   InfoPtr hints((*api)->dupinfo(nullptr));  // fi_allocinfo()
   if (!hints) return hints;
   hints->caps = FI_MSG | FI_RMA | FI_SEND | FI_RECV | FI_WRITE | FI_REMOTE_WRITE;
+  // shm: each notification says which peer wrote it (fi_cq_readfrom), so the receiver counts
+  // it only for that peer's windows (docs/security.md). rxm (libfabric 1.17) fills in no
+  // source for a remote write's completion (measured: every writer read as address 0).
+  if (kind == EndpointKind::kRdm && provider == "shm") hints->caps |= FI_SOURCE;
   hints->mode = FI_CONTEXT | FI_RX_CQ_DATA;
   // No FI_MR_ENDPOINT: writ binds one region to many connections on a MSG target.
   hints->domain_attr->mr_mode = FI_MR_LOCAL | FI_MR_VIRT_ADDR | FI_MR_ALLOCATED | FI_MR_PROV_KEY;

@@ -69,6 +69,12 @@ Result<uint64_t> WorkCompletion::length() const {
   return *ok->length;
 }
 
+Result<uint64_t> WorkCompletion::source() const {
+  const auto* ok = std::get_if<SuccessFields>(&fields_);
+  if (ok == nullptr) return NotOnErrorRecord("source", request_id_, status_);
+  return ok->source;
+}
+
 Result<uint64_t> WorkCompletion::remote_data() const {
   const auto* ok = std::get_if<SuccessFields>(&fields_);
   if (ok == nullptr) return NotOnErrorRecord("remote data", request_id_, status_);

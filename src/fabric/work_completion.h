@@ -6,6 +6,8 @@
 // other accessors return a kWrongRecord error, never a value.
 #pragma once
 
+#include <rdma/fabric.h>
+
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -47,6 +49,10 @@ class WorkCompletion {
     uint64_t flags;                       // FI_* completion flags as reported
     std::optional<uint64_t> length;       // only where the provider defines it
     std::optional<uint64_t> remote_data;  // only with FI_REMOTE_CQ_DATA
+    // RDM with FI_SOURCE (shm): the writer's address in this node's address vector,
+    // FI_ADDR_NOTAVAIL when it is not there; FI_ADDR_UNSPEC elsewhere (on MSG the endpoint
+    // names the writer; rxm names none).
+    uint64_t source = FI_ADDR_UNSPEC;
   };
 
   static WorkCompletion Success(uint64_t request_id, EndpointId endpoint, SuccessFields fields);
@@ -67,6 +73,8 @@ class WorkCompletion {
   Result<uint64_t> flags() const;
   Result<uint64_t> length() const;       // also kWrongRecord where the provider leaves it undefined
   Result<uint64_t> remote_data() const;  // also kWrongRecord without FI_REMOTE_CQ_DATA
+  // Who wrote: this record's endpoint and, on RDM, the writer's address (SuccessFields::source).
+  Result<uint64_t> source() const;
 
   // One line for logs: never prints a field the record does not define.
   std::string Describe() const;

@@ -286,14 +286,18 @@ std::optional<protocol::Refuse> Connection::CheckSender(const protocol::Announce
       return refusal;
     }
   }
-  if (core_.node->kind() == fabric::EndpointKind::kRdm && !a.sender_fabric_address.empty() &&
-      !sender_peer_) {
-    // Without it, the sender still writes (shm learns its name on first contact) but is
-    // never forgotten: after 256 senders an shm endpoint takes no new writer.
-    auto peer = core_.node->AddPeer(a.sender_fabric_address);
-    if (auto refusal = admission::SenderAddressUsable(a, peer.status())) return refusal;
-    sender_peer_ = *peer;
-  }
+  return CheckSenderAddress(a);
+}
+
+// Whom the connection's notifications must come from (NotificationRouter): on RDM the
+// sender's endpoint, added to the address vector (or, never forgotten, it would hold an shm
+// endpoint's room for one of its 256 writers), on MSG its accepted fabric connection. Until
+// an announce names it, no notification counts for the connection's windows.
+std::optional<protocol::Refuse> Connection::CheckSenderAddress(const protocol::Announce& a) {
+  if (sender_peer_ || a.sender_fabric_address.empty()) return std::nullopt;
+  auto peer = core_.node->AddPeer(a.sender_fabric_address);
+  if (auto refusal = admission::SenderAddressUsable(a, peer.status())) return refusal;
+  sender_peer_ = *peer;
   return std::nullopt;
 }
 
@@ -453,7 +457,7 @@ Status Connection::GrantWindows(const std::string& id) {
                           " windows of this receiver are granted to deliveries in progress";
       break;  // woken through the inbox when one is released
     }
-    auto tag = core_.router.Bind(inbox_);
+    auto tag = core_.router.Bind(inbox_, Writer());
     if (!tag) {
       core_.pool->Release(window->index, 0);
       p.window_wait_why = "no notification tag is free";

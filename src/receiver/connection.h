@@ -87,6 +87,7 @@ class Connection {
   std::optional<protocol::Refuse> CheckSender(const protocol::Announce& a);
   std::optional<protocol::Refuse> CountConnection(const protocol::Announce& a,
                                                   const std::string& key);
+  std::optional<protocol::Refuse> CheckSenderAddress(const protocol::Announce& a);
   std::optional<protocol::Refuse> CheckRequest(const protocol::Announce& a) const;
   // Opens the store's writer for a delivery that holds `admitted` (its id and place).
   // `upgrade`: the store holds the id in a weaker class; this copy supersedes it.
@@ -165,9 +166,13 @@ class Connection {
   std::atomic<bool> finished_{false};
   bool peer_gone_ = false;  // the sender closed after committing
   std::optional<Result<uid_t>> peer_uid_;
-  // RDM: the sender's endpoint, in this receiver's address vector while the connection
-  // lasts (shm serves at most 256 peers per endpoint: each must be removed again).
-  std::optional<fabric::Peer> sender_peer_;     // over a provider that does not check keys
+  // The sender's fabric end, the only writer whose notifications count for this connection:
+  // on RDM its endpoint, in this receiver's address vector while the connection lasts (shm
+  // serves at most 256 peers per endpoint: each must be removed again); on MSG its accepted
+  // fabric connection.
+  std::optional<fabric::Peer> sender_peer_;
+  // Whose notifications count: the sender's fabric end, or nobody's while it named none.
+  fabric::Peer Writer() const { return sender_peer_.value_or(fabric::Peer{}); }
   std::string sender_;                          // whom the per-sender limits count against
   std::optional<Reservation> connection_slot_;  // in its sender key's limit, once signed
   std::string identity_;  // the key id of the announce being admitted; empty if unsigned

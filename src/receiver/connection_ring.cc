@@ -13,7 +13,7 @@ Status Connection::MaybeGrantRing() {
   const ReceiverOptions& opt = core_.options;
   if (ring_ || ring_tried_ || opt.ring_slots == 0 || opt.ring_slot_size == 0) return Status::Ok();
   ring_tried_ = true;
-  auto ring = StandingRing::Open(*core_.node, core_.router, inbox_, core_.ring_bytes,
+  auto ring = StandingRing::Open(*core_.node, core_.router, inbox_, Writer(), core_.ring_bytes,
                                  opt.window_pool_bytes, opt.ring_slots, opt.ring_slot_size);
   if (!ring.ok()) {
     // Not an error: this connection's deliveries keep the announce/grant path.

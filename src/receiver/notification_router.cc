@@ -36,35 +36,47 @@ void Inbox::Drain(std::vector<uint32_t>& out) {
   values_.clear();
 }
 
-NotificationRouter::NotificationRouter() : by_tag_(65536) {
+NotificationRouter::NotificationRouter() : by_tag_(65536), draw_(std::random_device{}()) {
   for (uint32_t tag = 65535; tag >= 1; --tag) free_.push_back(static_cast<uint16_t>(tag));
 }
 
-std::optional<uint16_t> NotificationRouter::Bind(std::shared_ptr<Inbox> inbox) {
+std::optional<uint16_t> NotificationRouter::Bind(std::shared_ptr<Inbox> inbox,
+                                                 const fabric::Peer& writer) {
   MutexLock lock(mu_);
   if (free_.empty()) return std::nullopt;
+  // At random among the half of the free tags freed longest ago: unguessable, and a late
+  // notification for a revoked window is still unlikely to hit a new one.
+  const size_t from_back = std::uniform_int_distribution<size_t>(0, (free_.size() - 1) / 2)(draw_);
+  std::swap(free_[free_.size() - 1 - from_back], free_.back());
   const uint16_t tag = free_.back();
   free_.pop_back();
-  by_tag_[tag] = std::move(inbox);
+  by_tag_[tag] = Binding{std::move(inbox), writer};
   return tag;
 }
 
 void NotificationRouter::Unbind(uint16_t tag) {
   MutexLock lock(mu_);
-  if (tag == 0 || !by_tag_[tag]) return;
-  by_tag_[tag].reset();
-  // Reuse the oldest-freed tag last, so a late notification is unlikely to hit a new window.
+  if (tag == 0 || !by_tag_[tag].inbox) return;
+  by_tag_[tag] = Binding{};
   free_.push_front(tag);
 }
 
-void NotificationRouter::Route(uint32_t value) {
+void NotificationRouter::Route(const fabric::Peer& writer, uint32_t value) {
   std::shared_ptr<Inbox> inbox;
+  bool forged = false;
   {
     MutexLock lock(mu_);
-    inbox = by_tag_[value >> 16];
+    const Binding& binding = by_tag_[value >> 16];
+    // An address of FI_ADDR_UNSPEC: the provider names no writer beyond its endpoint.
+    forged = binding.inbox &&
+             (binding.writer.endpoint != writer.endpoint ||
+              (writer.address != FI_ADDR_UNSPEC && binding.writer.address != writer.address));
+    if (!forged) inbox = binding.inbox;
   }
   if (inbox) {
     inbox->Push(value);
+  } else if (forged) {
+    forged_.fetch_add(1);
   } else {
     unrouted_.fetch_add(1);
   }

@@ -8,9 +8,11 @@
 #include <deque>
 #include <memory>
 #include <optional>
+#include <random>
 #include <vector>
 
 #include "common/mutex.h"
+#include "fabric/fabric_port.h"
 #include "writ/status.h"
 
 namespace writ::receiver {
@@ -38,22 +40,34 @@ class Inbox {
   std::vector<uint32_t> values_ GUARDED_BY(mu_);
 };
 
+// A tag counts only for the peer it was granted to: a notification is routed when it came
+// from that peer's endpoint (and, on RDM, that peer's address), whatever tag it names. Tags
+// are drawn at random among the free ones, so one connection cannot guess another's.
 class NotificationRouter {
  public:
   NotificationRouter();
-  // A free tag bound to `inbox`, or nothing when all 65535 are live.
-  std::optional<uint16_t> Bind(std::shared_ptr<Inbox> inbox);
+  // A free tag bound to `inbox` for notifications from `writer`, or nothing when all 65535
+  // are live.
+  std::optional<uint16_t> Bind(std::shared_ptr<Inbox> inbox, const fabric::Peer& writer);
   void Unbind(uint16_t tag);
-  // Progress thread: deliver one notification to the inbox of its tag.
-  void Route(uint32_t value);
-  // Notifications that named no live window (late, duplicate after revoke, or forged).
+  // Progress thread: deliver one notification, written by `writer`, to the inbox of its tag.
+  void Route(const fabric::Peer& writer, uint32_t value);
+  // Notifications that named no live window (late, duplicate after revoke), or a window of
+  // another peer (forged).
   uint64_t unrouted() const { return unrouted_.load(); }
+  uint64_t forged() const { return forged_.load(); }
 
  private:
+  struct Binding {
+    std::shared_ptr<Inbox> inbox;
+    fabric::Peer writer;
+  };
   Mutex mu_;
-  std::vector<std::shared_ptr<Inbox>> by_tag_ GUARDED_BY(mu_);  // index = tag; slot 0 unused
-  std::deque<uint16_t> free_ GUARDED_BY(mu_);
+  std::vector<Binding> by_tag_ GUARDED_BY(mu_);  // index = tag; slot 0 unused
+  std::deque<uint16_t> free_ GUARDED_BY(mu_);    // the longest free at the back
+  std::mt19937 draw_ GUARDED_BY(mu_);
   std::atomic<uint64_t> unrouted_{0};
+  std::atomic<uint64_t> forged_{0};
 };
 
 }  // namespace writ::receiver

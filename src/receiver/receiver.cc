@@ -287,8 +287,9 @@ void ReceiverImpl::OnRecord(const fabric::WorkCompletion& record) {
   }
   auto op = record.operation();
   auto data = record.remote_data();
-  if (op.ok() && *op == fabric::Operation::kRemoteWrite && data.ok()) {
-    core_.router.Route(static_cast<uint32_t>(*data));
+  auto source = record.source();
+  if (op.ok() && *op == fabric::Operation::kRemoteWrite && data.ok() && source.ok()) {
+    core_.router.Route(fabric::Peer{record.endpoint(), *source}, static_cast<uint32_t>(*data));
   }
 }
 

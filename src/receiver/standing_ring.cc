@@ -10,7 +10,8 @@ namespace writ::receiver {
 
 Result<std::unique_ptr<StandingRing>> StandingRing::Open(
     fabric::FabricPort& node, NotificationRouter& router, std::shared_ptr<Inbox> inbox,
-    std::atomic<uint64_t>& budget, uint64_t budget_limit, uint32_t slot_count, uint64_t slot_size) {
+    const fabric::Peer& writer, std::atomic<uint64_t>& budget, uint64_t budget_limit,
+    uint32_t slot_count, uint64_t slot_size) {
   if (slot_count == 0 || slot_count > protocol::kMaxRingSlots || slot_size == 0) {
     return Status::InvalidArgument("a ring needs 1 to 65536 slots of at least 1 byte");
   }
@@ -29,7 +30,7 @@ Result<std::unique_ptr<StandingRing>> StandingRing::Open(
   std::unique_ptr<StandingRing> ring(new StandingRing(router, budget, static_cast<uint8_t*>(mapped),
                                                       bytes, slot_count, slot_size));
   WRIT_ASSIGN_OR_RETURN(ring->region_, node.Register(mapped, bytes, fabric::Access::kRemoteWrite));
-  auto tag = router.Bind(std::move(inbox));
+  auto tag = router.Bind(std::move(inbox), writer);
   if (!tag) return Status::Refused("no notification tag is free for a ring");
   ring->tag_ = *tag;
   return ring;

@@ -25,15 +25,14 @@ class StandingRing {
  public:
   using Clock = std::chrono::steady_clock;
 
-  // Maps and registers the ring and binds a notification tag to `inbox`. `budget` counts the
+  // Maps and registers the ring and binds a notification tag to `inbox`, counted only when
+  // `writer` wrote it (NotificationRouter). `budget` counts the
   // bytes of every ring of the receiver; a ring that would take it past `budget_limit` is
   // refused (kRefused), as is one without a free tag.
-  static Result<std::unique_ptr<StandingRing>> Open(fabric::FabricPort& node,
-                                                    NotificationRouter& router,
-                                                    std::shared_ptr<Inbox> inbox,
-                                                    std::atomic<uint64_t>& budget,
-                                                    uint64_t budget_limit, uint32_t slot_count,
-                                                    uint64_t slot_size);
+  static Result<std::unique_ptr<StandingRing>> Open(
+      fabric::FabricPort& node, NotificationRouter& router, std::shared_ptr<Inbox> inbox,
+      const fabric::Peer& writer, std::atomic<uint64_t>& budget, uint64_t budget_limit,
+      uint32_t slot_count, uint64_t slot_size);
   // Revokes the registration first, then unbinds the tag and unmaps.
   ~StandingRing();
   StandingRing(const StandingRing&) = delete;

@@ -93,6 +93,7 @@ Status Link::ConnectFabric(const std::string& wanted_provider, const std::string
     node_options.provider.service = target.second;
     WRIT_ASSIGN_OR_RETURN(node_, open_fabric(node_options));
     WRIT_ASSIGN_OR_RETURN(peer_, node_->Connect(10s));
+    WRIT_ASSIGN_OR_RETURN(local_address_, node_->LocalAddress());
   } else {
     if (hello_.provider != "shm") node_options.provider.node = LocalHostOf(channel_->fd());
     WRIT_ASSIGN_OR_RETURN(node_, open_fabric(node_options));

@@ -48,7 +48,8 @@ class Link {
   fabric::FabricPort& node() { return *node_; }
   const fabric::Peer& peer() const { return peer_; }
   // This side's endpoint name on RDM providers (the receiver adds it to its address vector
-  // for the connection's life, and removes it after); empty on MSG providers.
+  // for the connection's life, and removes it after); on MSG providers this side's end of
+  // the fabric connection. The receiver counts a notification only from this address.
   const std::vector<uint8_t>& local_address() const { return local_address_; }
   const protocol::Hello& hello() const { return hello_; }
   uint32_t depth() const { return depth_; }

@@ -249,17 +249,55 @@ TEST(NotificationRouter, RoutesByTagAndCountsStrays) {
   NotificationRouter router;
   auto inbox = Inbox::Create();
   ASSERT_TRUE(inbox.ok());
-  auto tag = router.Bind(*inbox);
+  const fabric::Peer writer{3, 7};
+  auto tag = router.Bind(*inbox, writer);
   ASSERT_TRUE(tag.has_value());
-  router.Route(NotificationValue(*tag, 5));
-  router.Route(NotificationValue(static_cast<uint16_t>(*tag + 1), 0));
+  router.Route(writer, NotificationValue(*tag, 5));
+  router.Route(writer, NotificationValue(static_cast<uint16_t>(*tag + 1), 0));
   std::vector<uint32_t> values;
   (*inbox)->Drain(values);
   EXPECT_EQ(values, (std::vector<uint32_t>{NotificationValue(*tag, 5)}));
   EXPECT_EQ(router.unrouted(), 1u);
   router.Unbind(*tag);
-  router.Route(NotificationValue(*tag, 1));
+  router.Route(writer, NotificationValue(*tag, 1));
   EXPECT_EQ(router.unrouted(), 2u) << "a revoked window's tag routes nowhere";
+}
+
+// Issue #31: a tag counts only for the writer it was granted to; another endpoint or
+// another address on the same endpoint naming it is a forgery, routed nowhere.
+TEST(NotificationRouter, ATagNamedByAnotherWriterRoutesNowhere) {
+  NotificationRouter router;
+  auto inbox = Inbox::Create();
+  ASSERT_TRUE(inbox.ok());
+  const fabric::Peer victim{3, 7};
+  auto tag = router.Bind(*inbox, victim);
+  ASSERT_TRUE(tag.has_value());
+  router.Route(fabric::Peer{4, 7}, NotificationValue(*tag, 0));       // other endpoint (MSG)
+  router.Route(fabric::Peer{3, 8}, NotificationValue(*tag, 0xffff));  // other address (RDM)
+  router.Route(fabric::Peer{3, FI_ADDR_NOTAVAIL}, NotificationValue(*tag, 1));
+  std::vector<uint32_t> values;
+  (*inbox)->Drain(values);
+  EXPECT_TRUE(values.empty()) << "a forged notification reached the victim's inbox";
+  EXPECT_EQ(router.forged(), 3u);
+  router.Route(victim, NotificationValue(*tag, 0));
+  (*inbox)->Drain(values);
+  EXPECT_EQ(values, (std::vector<uint32_t>{NotificationValue(*tag, 0)}));
+}
+
+// Tags are drawn at random: one connection's tags say nothing about another's.
+TEST(NotificationRouter, TagsAreNotHandedOutInSequence) {
+  NotificationRouter router;
+  auto inbox = Inbox::Create();
+  ASSERT_TRUE(inbox.ok());
+  std::vector<uint16_t> tags;
+  for (int i = 0; i < 8; ++i) {
+    auto tag = router.Bind(*inbox, fabric::Peer{0, 0});
+    ASSERT_TRUE(tag.has_value());
+    tags.push_back(*tag);
+  }
+  int sequential = 0;
+  for (size_t i = 1; i < tags.size(); ++i) sequential += tags[i] == tags[i - 1] + 1 ? 1 : 0;
+  EXPECT_LT(sequential, 7) << "tags 1, 2, 3, ...: the next connection's tag is guessable";
 }
 
 }  // namespace
