@@ -154,8 +154,9 @@ TEST(Capture, AProgramKilledMidRunLeavesWhatWasCaptured) {
        kPingpongProvider, "-e", "rdm", "-I", "100000", "-S", "64", "-B", std::to_string(port)},
       dir.File("server.err"));
   ASSERT_TRUE(server);
-  // The client is killed by SIGKILL mid-run: no exit handler of its runs. `timeout` is a
-  // process in between that forks fi_pingpong (and, using no libfabric, leaves no journal).
+  // The client is killed by SIGKILL mid-run (10 s into 100,000 iterations): no exit handler
+  // of its runs. `timeout` is a process in between that forks fi_pingpong (and, using no
+  // libfabric, leaves no journal).
   const std::string evidence = dir.File("killed.json");
   CommandRun run;
   for (int attempt = 0; attempt < 50; ++attempt) {
@@ -167,7 +168,7 @@ TEST(Capture, AProgramKilledMidRunLeavesWhatWasCaptured) {
                    "timeout",
                    "-s",
                    "KILL",
-                   "3",
+                   "10",
                    "fi_pingpong",
                    "-p",
                    kPingpongProvider,
@@ -186,7 +187,8 @@ TEST(Capture, AProgramKilledMidRunLeavesWhatWasCaptured) {
   EXPECT_EQ(run.exit_code, 137) << run.err;
   const json bundle = ReadBundle(evidence);
   ASSERT_TRUE(bundle.is_object()) << run.err;
-  EXPECT_EQ(bundle["capture"]["exit"], "exited 137");
+  // timeout kills its whole process group, itself included.
+  EXPECT_EQ(bundle["capture"]["exit"], "killed by signal 9 (Killed)");
   ASSERT_EQ(bundle["capture"]["processes"].size(), 1u) << bundle["capture"].dump();
   EXPECT_NE(bundle["capture"]["processes"][0]["program"].get<std::string>().find("fi_pingpong"),
             std::string::npos);

@@ -107,8 +107,8 @@ TEST(HostileVerify, ReadsWhatWritWrites) {
   WritePatternFile(dir.File("data"), 11, 1 << 20);
   auto serve = Serve::Start("tcp", {"--identity", dir.File("server"), "--out", dir.File("out")});
   ASSERT_TRUE(serve);
-  CommandRun sent =
-      RunWrit({"send", dir.File("data"), "--to", serve->address(), "--id", "d1", "--json"});
+  CommandRun sent = RunWrit({"send", dir.File("data"), "--to", serve->address(), "--id", "d1",
+                             "--identity", dir.File("sender"), "--json"});
   ASSERT_EQ(sent.exit_code, 0) << sent.err;
   const size_t n = sent.json["receipts"].size();
   ASSERT_GE(n, 3u) << sent.out;

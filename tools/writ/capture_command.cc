@@ -33,7 +33,8 @@ struct CaptureOptions {
 // Installed: PREFIX/bin/writ and PREFIX/LIBDIR/writ/; in the build tree:
 // tools/writ/writ and src/capture/. WRIT_CAPTURE_LIBRARY overrides both.
 Result<std::string> CaptureLibrary() {
-  if (const char* given = std::getenv("WRIT_CAPTURE_LIBRARY"); given && *given) return given;
+  if (const char* given = std::getenv("WRIT_CAPTURE_LIBRARY"); given && *given)
+    return std::string(given);
   char exe[PATH_MAX];
   const ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
   if (n <= 0) return Status::Io("cannot find the writ executable");
