@@ -31,7 +31,7 @@ CommandRun AuditJson(const TempDir& dir, const json& bundle, std::vector<std::st
 
 std::string FirstLine(const std::string& text) { return text.substr(0, text.find('\n')); }
 
-bool Says(const std::string& text, const std::string& what) {
+bool EvidenceSays(const std::string& text, const std::string& what) {
   return text.find(what) != std::string::npos;
 }
 
@@ -87,10 +87,10 @@ TEST_F(SignedEvidence, EveryClaimOfAWritBundleIsSignedAndVerifies) {
 
   CommandRun audited = RunWrit({"audit", dir_.File("e1.evidence.json")});
   ASSERT_EQ(audited.exit_code, 0) << audited.err;
-  EXPECT_TRUE(Says(FirstLine(audited.out), "Signed: ")) << audited.out;
-  EXPECT_FALSE(Says(audited.out, "NOT SUPPORTED")) << audited.out;
-  EXPECT_FALSE(Says(audited.out, "stated, not signed")) << audited.out;
-  EXPECT_TRUE(Says(audited.out, "signed by key " + server_key)) << audited.out;
+  EXPECT_TRUE(EvidenceSays(FirstLine(audited.out), "Signed: ")) << audited.out;
+  EXPECT_FALSE(EvidenceSays(audited.out, "NOT SUPPORTED")) << audited.out;
+  EXPECT_FALSE(EvidenceSays(audited.out, "stated, not signed")) << audited.out;
+  EXPECT_TRUE(EvidenceSays(audited.out, "signed by key " + server_key)) << audited.out;
 
   CommandRun verified = RunWrit({"verify", dir_.File("e1.evidence.json")});
   EXPECT_EQ(verified.exit_code, 0) << verified.out << verified.err;
@@ -109,8 +109,8 @@ TEST_F(SignedEvidence, EveryClaimOfAWritBundleIsSignedAndVerifies) {
                                     << KeyOf(dir_.File("sender")) << "\n";
   CommandRun trusted =
       RunWrit({"audit", dir_.File("e1.evidence.json"), "--trust", dir_.File("trust")});
-  EXPECT_TRUE(Says(FirstLine(trusted.out), "(pinned)")) << trusted.out;
-  EXPECT_FALSE(Says(trusted.out, "stated, not signed")) << trusted.out;
+  EXPECT_TRUE(EvidenceSays(FirstLine(trusted.out), "(pinned)")) << trusted.out;
+  EXPECT_FALSE(EvidenceSays(trusted.out, "stated, not signed")) << trusted.out;
 }
 
 TEST_F(SignedEvidence, ATamperedReceiptFailsItsClaim) {
@@ -119,9 +119,10 @@ TEST_F(SignedEvidence, ATamperedReceiptFailsItsClaim) {
   CommandRun audited = AuditJson(dir_, bundle);
   ASSERT_EQ(audited.exit_code, 0) << audited.err;
   const std::string validated = ClaimLines(audited.out, "c5");
-  ASSERT_TRUE(Says(validated, "passed its rule")) << "c5 is the validated claim: " << audited.out;
-  EXPECT_TRUE(Says(validated, "NOT SUPPORTED")) << audited.out;
-  EXPECT_TRUE(Says(audited.out, "does not verify")) << audited.out;
+  ASSERT_TRUE(EvidenceSays(validated, "passed its rule"))
+      << "c5 is the validated claim: " << audited.out;
+  EXPECT_TRUE(EvidenceSays(validated, "NOT SUPPORTED")) << audited.out;
+  EXPECT_TRUE(EvidenceSays(audited.out, "does not verify")) << audited.out;
   CommandRun verified = RunWrit({"verify", dir_.File("edited.evidence.json")});
   EXPECT_EQ(verified.exit_code, 5) << verified.out;
 }
@@ -136,8 +137,8 @@ TEST_F(SignedEvidence, APromiseCopiedIntoAVolatileBundleIsContradicted) {
   CommandRun audited = AuditJson(dir_, bundle);
   ASSERT_EQ(audited.exit_code, 0) << audited.err;
   const std::string forged = ClaimLines(audited.out, "forged");
-  EXPECT_TRUE(Says(forged, "NOT SUPPORTED")) << audited.out;
-  EXPECT_TRUE(Says(forged, "promises only")) << audited.out;
+  EXPECT_TRUE(EvidenceSays(forged, "NOT SUPPORTED")) << audited.out;
+  EXPECT_TRUE(EvidenceSays(forged, "promises only")) << audited.out;
 }
 
 TEST_F(SignedEvidence, ReceiptsOfAnotherDeliveryAndNoReceiptsSignNothing) {
@@ -146,16 +147,17 @@ TEST_F(SignedEvidence, ReceiptsOfAnotherDeliveryAndNoReceiptsSignNothing) {
   first["receipts"] = second["receipts"];
   CommandRun other = AuditJson(dir_, first);
   ASSERT_EQ(other.exit_code, 0) << other.err;
-  EXPECT_TRUE(Says(FirstLine(other.out), "No signatures")) << other.out;
-  EXPECT_TRUE(Says(other.out, "names no delivery of this bundle")) << other.out;
-  EXPECT_FALSE(Says(other.out, "      signed by key")) << "no claim is signed: " << other.out;
+  EXPECT_TRUE(EvidenceSays(FirstLine(other.out), "No signatures")) << other.out;
+  EXPECT_TRUE(EvidenceSays(other.out, "names no delivery of this bundle")) << other.out;
+  EXPECT_FALSE(EvidenceSays(other.out, "      signed by key"))
+      << "no claim is signed: " << other.out;
 
   first.erase("receipts");
   CommandRun none = AuditJson(dir_, first);
   ASSERT_EQ(none.exit_code, 0) << none.err;
-  EXPECT_TRUE(Says(FirstLine(none.out), "No signatures: nothing in this bundle is signed"))
+  EXPECT_TRUE(EvidenceSays(FirstLine(none.out), "No signatures: nothing in this bundle is signed"))
       << none.out;
-  EXPECT_TRUE(Says(none.out, "stated, not signed")) << none.out;
+  EXPECT_TRUE(EvidenceSays(none.out, "stated, not signed")) << none.out;
 }
 
 }  // namespace

@@ -47,7 +47,7 @@ std::string Upper(std::string text) {
   return text;
 }
 
-bool Says(const std::string& text, const std::string& what) {
+bool VerifySays(const std::string& text, const std::string& what) {
   return text.find(what) != std::string::npos;
 }
 
@@ -62,11 +62,11 @@ TEST(HostileVerify, ExactlyOneDocumentIsRead) {
   forged["delivery"]["id"] = "forged";
   CommandRun after_nul = VerifyText(dir, valid + std::string(1, '\0') + forged.dump());
   EXPECT_EQ(after_nul.exit_code, 5) << "a forged object after a NUL byte: " << after_nul.out;
-  EXPECT_TRUE(Says(after_nul.err, "NUL byte")) << after_nul.err;
+  EXPECT_TRUE(VerifySays(after_nul.err, "NUL byte")) << after_nul.err;
 
   CommandRun with_bom = VerifyText(dir, "\xEF\xBB\xBF" + valid);
   EXPECT_EQ(with_bom.exit_code, 5) << with_bom.out;
-  EXPECT_TRUE(Says(with_bom.err, "byte order mark")) << with_bom.err;
+  EXPECT_TRUE(VerifySays(with_bom.err, "byte order mark")) << with_bom.err;
 
   CommandRun trailing = VerifyText(dir, valid + forged.dump());
   EXPECT_EQ(trailing.exit_code, 5) << "two documents: " << trailing.out;
@@ -83,7 +83,7 @@ TEST(HostileVerify, HexHasOneSpelling) {
   upper_key["signature"]["public_key"] = Upper(key);
   CommandRun upper = VerifyText(dir, upper_key.dump());
   EXPECT_EQ(upper.exit_code, 5) << "upper-case public_key verified without --key: " << upper.out;
-  EXPECT_TRUE(Says(upper.err, "signature.public_key: not lowercase hex")) << upper.err;
+  EXPECT_TRUE(VerifySays(upper.err, "signature.public_key: not lowercase hex")) << upper.err;
 
   json upper_digest = valid;
   upper_digest["delivery"]["digest"] = "E3069283";
@@ -116,35 +116,36 @@ TEST(HostileVerify, ReadsWhatWritWrites) {
 
   CommandRun doc = VerifyJson(dir, "send.json", sent.json);
   EXPECT_EQ(doc.exit_code, 0) << doc.out << doc.err;
-  EXPECT_TRUE(Says(doc.out, "receipts[0]: valid: transport receipt for d1")) << doc.out;
-  EXPECT_TRUE(Says(doc.out, all_valid)) << doc.out;
+  EXPECT_TRUE(VerifySays(doc.out, "receipts[0]: valid: transport receipt for d1")) << doc.out;
+  EXPECT_TRUE(VerifySays(doc.out, all_valid)) << doc.out;
 
   CommandRun array = VerifyJson(dir, "array.json", sent.json["receipts"]);
   EXPECT_EQ(array.exit_code, 0) << array.out << array.err;
-  EXPECT_TRUE(Says(array.out, "[1]: valid: received receipt for d1")) << array.out;
+  EXPECT_TRUE(VerifySays(array.out, "[1]: valid: received receipt for d1")) << array.out;
 
   CommandRun out_file = RunWrit({"verify", dir.File("out/d1.receipts.json")});
   EXPECT_EQ(out_file.exit_code, 0) << out_file.out << out_file.err;
-  EXPECT_TRUE(Says(out_file.out, "receipts valid")) << out_file.out;
+  EXPECT_TRUE(VerifySays(out_file.out, "receipts valid")) << out_file.out;
 
   CommandRun queried = RunWrit({"query", "d1", "--to", serve->address(), "--json"});
   ASSERT_EQ(queried.exit_code, 0) << queried.err;
   CommandRun query_doc = VerifyJson(dir, "query.json", queried.json);
   EXPECT_EQ(query_doc.exit_code, 0) << query_doc.out << query_doc.err;
-  EXPECT_TRUE(Says(query_doc.out, "receipts valid")) << query_doc.out;
+  EXPECT_TRUE(VerifySays(query_doc.out, "receipts valid")) << query_doc.out;
 
   // One altered receipt among valid ones: each reported, exit 5.
   json altered = sent.json["receipts"];
   altered[1]["delivery"]["bytes"] = 1;
   CommandRun mixed = VerifyJson(dir, "mixed.json", altered);
   EXPECT_EQ(mixed.exit_code, 5) << mixed.out;
-  EXPECT_TRUE(Says(mixed.out, "[0]: valid:")) << mixed.out;
-  EXPECT_TRUE(Says(mixed.out, "[1]: invalid receipt:")) << mixed.out;
-  EXPECT_TRUE(Says(mixed.out, std::to_string(n - 1) + " of " + std::to_string(n))) << mixed.out;
+  EXPECT_TRUE(VerifySays(mixed.out, "[0]: valid:")) << mixed.out;
+  EXPECT_TRUE(VerifySays(mixed.out, "[1]: invalid receipt:")) << mixed.out;
+  EXPECT_TRUE(VerifySays(mixed.out, std::to_string(n - 1) + " of " + std::to_string(n)))
+      << mixed.out;
 
   CommandRun junk = VerifyJson(dir, "junk.json", json{{"hello", 1}});
   EXPECT_EQ(junk.exit_code, 5);
-  EXPECT_TRUE(Says(junk.err, "not a receipt")) << junk.err;
+  EXPECT_TRUE(VerifySays(junk.err, "not a receipt")) << junk.err;
 }
 
 }  // namespace

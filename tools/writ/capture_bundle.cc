@@ -15,7 +15,7 @@
 namespace writ::cli {
 namespace {
 
-using json = nlohmann::ordered_json;
+using CaptureJson = nlohmann::ordered_json;
 
 struct CaptureEndpoint {
   unsigned tx_cq = 0, rx_cq = 0;
@@ -30,10 +30,10 @@ struct PostedRequest {
 
 // Everything observed, across processes.
 struct Observed {
-  json work_requests = json::array();
-  json completions = json::array();
-  json notifications = json::array();
-  json processes = json::array();
+  CaptureJson work_requests = CaptureJson::array();
+  CaptureJson completions = CaptureJson::array();
+  CaptureJson notifications = CaptureJson::array();
+  CaptureJson processes = CaptureJson::array();
   std::set<std::string> providers, devices, releases, operations, levels;
   bool device_memory = false;
   uint64_t sequence = 0, unmatched = 0, truncated_lines = 0;
@@ -53,7 +53,7 @@ std::string Time(uint64_t ns) {
   return out;
 }
 
-json FlagNames(uint64_t flags) {
+CaptureJson FlagNames(uint64_t flags) {
   static const std::pair<uint64_t, const char*> kNames[] = {
       {FI_INJECT, "FI_INJECT"},
       {FI_COMPLETION, "FI_COMPLETION"},
@@ -75,7 +75,7 @@ json FlagNames(uint64_t flags) {
       {FI_TAGGED, "FI_TAGGED"},
       {FI_MULTI_RECV, "FI_MULTI_RECV"},
   };
-  json names = json::array();
+  CaptureJson names = CaptureJson::array();
   for (const auto& [bit, name] : kNames)
     if (flags & bit) names.push_back(name);
   return names;
@@ -141,7 +141,7 @@ class JournalReader {
     std::string line;
     while (std::getline(lines, line)) {
       if (line.empty()) continue;
-      json record = json::parse(line, nullptr, false);
+      CaptureJson record = CaptureJson::parse(line, nullptr, false);
       if (record.is_discarded() || !record.is_object() || !record.contains("t")) {
         ++seen_.truncated_lines;  // a crash mid-line
         continue;
@@ -151,7 +151,7 @@ class JournalReader {
   }
 
  private:
-  void Dispatch(const json& r) {
+  void Dispatch(const CaptureJson& r) {
     const std::string t = r["t"].get<std::string>();
     if (t == "process") {
       pid_ = r.value("pid", 0);
@@ -183,7 +183,7 @@ class JournalReader {
     }
   }
 
-  void Domain(const json& r) {
+  void Domain(const CaptureJson& r) {
     const std::string provider = r.value("provider", "");
     seen_.providers.insert(provider);
     seen_.devices.insert(r.value("domain", ""));
@@ -197,7 +197,7 @@ class JournalReader {
     return std::to_string(pid_) + "/" + std::to_string(ep);
   }
 
-  void WorkRequest(const json& r) {
+  void WorkRequest(const CaptureJson& r) {
     const std::string op = r.value("op", "");
     if (r.value("ret", 0) != 0) {  // -FI_EAGAIN and the like: nothing was posted
       ++seen_.refused[op];
@@ -206,12 +206,12 @@ class JournalReader {
     const unsigned ep = r.value("ep", 0u);
     const std::string wr_id = std::to_string(++seen_.sequence);
     const uint64_t flags = r.value("flags", uint64_t{0});
-    json wr{{"wr_id", wr_id},
-            {"endpoint", EndpointName(ep)},
-            {"operation", op},
-            {"bytes", r.value("bytes", uint64_t{0})},
-            {"flags", FlagNames(flags)},
-            {"time", Time(r.value("ns", uint64_t{0}))}};
+    CaptureJson wr{{"wr_id", wr_id},
+                   {"endpoint", EndpointName(ep)},
+                   {"operation", op},
+                   {"bytes", r.value("bytes", uint64_t{0})},
+                   {"flags", FlagNames(flags)},
+                   {"time", Time(r.value("ns", uint64_t{0}))}};
     if (r.contains("data") && !r["data"].is_null()) wr["data"] = r["data"];
     seen_.work_requests.push_back(std::move(wr));
     ++seen_.counts.work_requests;
@@ -223,7 +223,7 @@ class JournalReader {
     pending_[{cq, r.value("ctx", "")}].push_back(PostedRequest{wr_id, op, EndpointName(ep)});
   }
 
-  void Completion(const json& r) {
+  void Completion(const CaptureJson& r) {
     const unsigned cq = r.value("cq", 0u);
     const uint64_t flags = r.value("flags", uint64_t{0});
     ++seen_.counts.completions;
@@ -231,7 +231,7 @@ class JournalReader {
       seen_.notifications.push_back(
           {{"delivery", nullptr},
            {"kind", (flags & FI_REMOTE_WRITE) ? "write_with_imm" : "send_with_data"},
-           {"imm", r.contains("data") ? r["data"] : json(nullptr)}});
+           {"imm", r.contains("data") ? r["data"] : CaptureJson(nullptr)}});
       if (flags & FI_REMOTE_WRITE) return;  // consumed no posted request of this side
     }
     PostedRequest wr{"unmatched-" + std::to_string(seen_.unmatched + 1), "", ""};
@@ -242,7 +242,7 @@ class JournalReader {
     } else {
       ++seen_.unmatched;
     }
-    json record{{"wr_id", wr.wr_id}, {"status", "success"}};
+    CaptureJson record{{"wr_id", wr.wr_id}, {"status", "success"}};
     if (r.value("status", "") != "success") {
       ++seen_.counts.errors;
       // An error entry: only wr_id, status, endpoint and the provider's error are valid.
@@ -252,8 +252,8 @@ class JournalReader {
       record["provider_error"] = r.value("prov_error", "");
       record["endpoint"] = wr.endpoint;
     } else {
-      record["opcode"] = wr.op.empty() ? json(nullptr) : json(Opcode(wr.op));
-      record["byte_len"] = r.contains("len") ? r["len"] : json(nullptr);
+      record["opcode"] = wr.op.empty() ? CaptureJson(nullptr) : CaptureJson(Opcode(wr.op));
+      record["byte_len"] = r.contains("len") ? r["len"] : CaptureJson(nullptr);
       record["qp_num"] = nullptr;
       record["vendor_err"] = 0;
       record["endpoint"] = wr.endpoint;
@@ -268,12 +268,12 @@ class JournalReader {
   std::map<std::pair<unsigned, std::string>, std::deque<PostedRequest>> pending_;
 };
 
-json OneOrNull(const std::set<std::string>& values) {
+CaptureJson OneOrNull(const std::set<std::string>& values) {
   if (values.size() != 1 || values.begin()->empty()) return nullptr;
   return *values.begin();
 }
 
-json Context(const Observed& seen) {
+CaptureJson Context(const Observed& seen) {
   std::string transport;
   for (const std::string& p : seen.providers) {
     std::string t = p.find("tcp") != std::string::npos   ? "tcp"
@@ -282,16 +282,16 @@ json Context(const Observed& seen) {
                                                          : "other";
     transport = transport.empty() || transport == t ? t : "other";
   }
-  json operation = OneOrNull(seen.operations);
+  CaptureJson operation = OneOrNull(seen.operations);
   if (seen.operations.size() > 1) operation = "other";
   return {{"operation", operation},
-          {"transport", transport.empty() ? json(nullptr) : json(transport)},
+          {"transport", transport.empty() ? CaptureJson(nullptr) : CaptureJson(transport)},
           {"device", OneOrNull(seen.devices)},
           // Without FI_HMEM a provider takes host memory only; a registration naming a
           // device interface says otherwise.
-          {"memory_type", seen.providers.empty() ? json(nullptr)
-                          : seen.device_memory   ? json("other")
-                                                 : json("dram")},
+          {"memory_type", seen.providers.empty() ? CaptureJson(nullptr)
+                          : seen.device_memory   ? CaptureJson("other")
+                                                 : CaptureJson("dram")},
           {"software_release", OneOrNull(seen.releases)},
           {"completion_level", OneOrNull(seen.levels)}};
 }
@@ -302,29 +302,29 @@ Result<std::string> BuildCaptureBundle(const std::vector<std::string>& journals,
                                        const CaptureRun& run, CaptureCounts& counts) {
   Observed seen;
   for (const std::string& text : journals) JournalReader(seen).Read(text);
-  json refused = json::object();
+  CaptureJson refused = CaptureJson::object();
   for (const auto& [op, n] : seen.refused) refused[op] = n;
-  json bundle{{"schema", "writ.evidence/1"},
-              {"context", Context(seen)},
-              {"deliveries", json::array()},
-              {"work_completions", std::move(seen.completions)},
-              {"placement", json::array()},
-              {"notifications", std::move(seen.notifications)},
-              {"acknowledgements", json::array()},
-              {"retention_promises", json::array()},
-              {"claims", json::array()},
-              {"capture",
-               {{"tool", "writ capture"},
-                {"command", run.command},
-                {"exit", run.exit},
-                {"providers", seen.providers},
-                {"processes", std::move(seen.processes)},
-                {"work_requests", std::move(seen.work_requests)},
-                {"refused_posts", std::move(refused)},
-                {"unmatched_completions", seen.unmatched},
-                {"truncated_lines", seen.truncated_lines}}}};
+  CaptureJson bundle{{"schema", "writ.evidence/1"},
+                     {"context", Context(seen)},
+                     {"deliveries", CaptureJson::array()},
+                     {"work_completions", std::move(seen.completions)},
+                     {"placement", CaptureJson::array()},
+                     {"notifications", std::move(seen.notifications)},
+                     {"acknowledgements", CaptureJson::array()},
+                     {"retention_promises", CaptureJson::array()},
+                     {"claims", CaptureJson::array()},
+                     {"capture",
+                      {{"tool", "writ capture"},
+                       {"command", run.command},
+                       {"exit", run.exit},
+                       {"providers", seen.providers},
+                       {"processes", std::move(seen.processes)},
+                       {"work_requests", std::move(seen.work_requests)},
+                       {"refused_posts", std::move(refused)},
+                       {"unmatched_completions", seen.unmatched},
+                       {"truncated_lines", seen.truncated_lines}}}};
   counts = seen.counts;
-  return bundle.dump(2, ' ', false, json::error_handler_t::replace) + "\n";
+  return bundle.dump(2, ' ', false, CaptureJson::error_handler_t::replace) + "\n";
 }
 
 }  // namespace writ::cli
