@@ -240,6 +240,14 @@ struct ClaimVerdict {
   std::string kind;
   std::optional<std::string> text;
   std::string question;
+  // The claim's own fields, which revision 3 matches against embedded receipts.
+  ClaimKind claim_kind = ClaimKind::kUnknown;
+  std::optional<uint64_t> count;
+  std::optional<std::string> delivery;
+  std::optional<Survives> survives;
+  // Revision 3 (ApplyReceiptChecks): the key ids of the verified receipts a supported claim
+  // is drawn from; empty: stated, not signed.
+  std::vector<std::string> signed_by;
 };
 
 // An entry naming a delivery id the bundle does not have (rule 14).
@@ -250,6 +258,36 @@ struct UnattributedEntry {
   std::string delivery;
 };
 WRIT_EXPORT std::string_view ToString(UnattributedEntry::Kind value);
+
+// Revision 3: one receipt embedded in a bundle (its top-level "receipts"), as checked by
+// a layer that verifies signatures (audit itself never does: it is pure and links no
+// cryptography). The fields after `problem` are read from the receipt when it parsed.
+struct ReceiptCheck {
+  // kUnpinned: its signature verifies, but by a key --key / --trust did not name.
+  enum class State { kVerified, kInvalid, kNotSigned, kUnpinned };
+  std::string where;  // "receipts[2]"
+  State state = State::kInvalid;
+  std::string problem;  // why it is not verified; empty when it is
+  std::string key_id;   // the signer (verified receipts)
+  std::string rung;     // "transport", "received", "validated", "processed", "retained"
+  std::string delivery;
+  uint64_t bytes = 0;
+  std::optional<uint64_t> observed_chunks;  // transport / received
+  std::optional<Survives> survives;         // retained
+};
+WRIT_EXPORT std::string_view ToString(ReceiptCheck::State value);
+
+// What revision 3 found about the bundle's embedded receipts.
+struct SignatureReport {
+  struct Entry {
+    ReceiptCheck check;
+    bool attributed = true;  // names a delivery of this bundle
+  };
+  bool pinned = false;  // signers restricted (--key / --trust)
+  uint64_t verified = 0;
+  std::vector<std::string> keys;  // the key ids of the verified, attributed receipts
+  std::vector<Entry> receipts;    // bundle order
+};
 
 struct AuditReport {
   uint64_t records = 0;
@@ -264,6 +302,8 @@ struct AuditReport {
   // Rule 16: every question of the deliveries and of the unsupported claims,
   // deduplicated, in input order; the human report prints them under "Ask next".
   std::vector<std::string> questions;
+  // Revision 3, when ApplyReceiptChecks ran: absent in a revision-2 report.
+  std::optional<SignatureReport> signatures;
 };
 
 // Applies the contract's rules. Pure and deterministic; O(records + portions).
@@ -273,6 +313,14 @@ WRIT_EXPORT AuditReport Audit(const EvidenceBundle& bundle);
 // of each completion record only what the rules read: memory stays near 1.5 × the
 // bundle's size (issue 18). The bundle's own lists stay typed.
 WRIT_EXPORT Result<AuditReport> AuditStream(std::istream& in);
+
+// Revision 3 (docs/audit.md): judges `report`'s claims against the bundle's embedded
+// receipts as `checks` found them. A supported claim is marked signed by the keys of the
+// verified receipts it is drawn from, or left stated, not signed; it becomes unsupported
+// when a verified receipt about its delivery contradicts it, or when every embedded
+// receipt it would be drawn from fails verification. Pure and deterministic.
+WRIT_EXPORT void ApplyReceiptChecks(AuditReport& report, const std::vector<ReceiptCheck>& checks,
+                                    bool pinned);
 
 // The writ.audit/1 document, pretty-printed, ending in a newline.
 WRIT_EXPORT std::string ReportToJson(const AuditReport& report);

@@ -185,6 +185,10 @@ ClaimVerdict JudgeClaim(const Claim& claim, const EvidenceIndex& index,
   verdict.id = claim.id;
   verdict.kind = claim.kind_name;
   verdict.text = claim.text;
+  verdict.claim_kind = claim.kind;
+  verdict.count = claim.count;
+  verdict.delivery = claim.delivery;
+  verdict.survives = claim.survives;
   return verdict;
 }
 

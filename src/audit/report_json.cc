@@ -4,6 +4,27 @@
 #include "writ/audit.h"
 
 namespace writ::audit {
+namespace {
+
+nlohmann::ordered_json SignaturesJson(const SignatureReport& sig) {
+  using ordered = nlohmann::ordered_json;
+  ordered receipts = ordered::array();
+  for (const SignatureReport::Entry& e : sig.receipts) {
+    receipts.push_back({{"where", e.check.where},
+                        {"state", ToString(e.check.state)},
+                        {"rung", e.check.rung},
+                        {"delivery", e.check.delivery},
+                        {"attributed", e.attributed},
+                        {"key_id", e.check.key_id},
+                        {"problem", e.check.problem}});
+  }
+  return ordered{{"pinned", sig.pinned},
+                 {"verified", sig.verified},
+                 {"keys", sig.keys},
+                 {"receipts", std::move(receipts)}};
+}
+
+}  // namespace
 
 std::string ReportToJson(const AuditReport& report) {
   using ordered = nlohmann::ordered_json;
@@ -31,8 +52,11 @@ std::string ReportToJson(const AuditReport& report) {
   }
   doc["deliveries"] = std::move(deliveries);
   ordered claims = ordered::array();
-  for (const ClaimVerdict& c : report.claims)
-    claims.push_back({{"id", c.id}, {"verdict", ToString(c.verdict)}, {"reason", c.reason}});
+  for (const ClaimVerdict& c : report.claims) {
+    ordered claim{{"id", c.id}, {"verdict", ToString(c.verdict)}, {"reason", c.reason}};
+    if (report.signatures) claim["signed_by"] = c.signed_by;  // revision 3: [] = stated, not signed
+    claims.push_back(std::move(claim));
+  }
   doc["claims"] = std::move(claims);
   doc["missing_context"] = report.missing_context;
   ordered unattributed = ordered::array();
@@ -41,6 +65,7 @@ std::string ReportToJson(const AuditReport& report) {
         {{"kind", ToString(e.kind)}, {"index", e.index}, {"delivery", e.delivery}});
   doc["unattributed"] = std::move(unattributed);
   doc["questions"] = report.questions;
+  if (report.signatures) doc["signatures"] = SignaturesJson(*report.signatures);
   // The bundle's strings were valid UTF-8 when parsed; `replace` keeps dump() from ever throwing.
   return doc.dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace) + "\n";
 }

@@ -90,6 +90,44 @@ void SumUp(const std::vector<DeliveryReport>& rest, std::string& out) {
          Grouped(retained) + " with a complete retention promise (--json lists each).\n\n";
 }
 
+// Revision 3's first line: whether anything in the bundle is signed, and by whom.
+std::string SignatureLine(const SignatureReport& sig) {
+  if (sig.verified == 0) {
+    return "No signatures: nothing in this bundle is signed (" +
+           (sig.receipts.empty()
+                ? std::string("it embeds no receipts")
+                : Counted(sig.receipts.size(), "embedded receipt", "embedded receipts") +
+                      ", none verified about its deliveries") +
+           "); every claim is stated, not signed.\n";
+  }
+  std::string keys;
+  for (const std::string& k : sig.keys) keys += (keys.empty() ? "" : ", ") + Printable(k);
+  return "Signed: " + Grouped(sig.verified) + " of " +
+         Counted(sig.receipts.size(), "embedded receipt", "embedded receipts") +
+         " verified about its deliveries, by key " + keys +
+         (sig.pinned ? " (pinned)" : " (the keys they name; --key or --trust pins the signers)") +
+         ".\n";
+}
+
+// Each embedded receipt that supports nothing, and why.
+void ExplainReceipts(const SignatureReport& sig, std::string& out) {
+  std::string lines;
+  for (const SignatureReport::Entry& e : sig.receipts) {
+    const std::string what = Printable(e.check.where) + " (" + Printable(e.check.rung) + ", " +
+                             Printable(Quoted(e.check.delivery)) + "): ";
+    if (e.check.state == ReceiptCheck::State::kInvalid)
+      lines += "  " + what + "does not verify: " + Printable(e.check.problem) + "\n";
+    else if (e.check.state == ReceiptCheck::State::kNotSigned)
+      lines += "  " + what + "not signed\n";
+    else if (e.check.state == ReceiptCheck::State::kUnpinned)
+      lines += "  " + what + Printable(e.check.problem) + "\n";
+    else if (!e.attributed)
+      lines += "  " + what + "signed by key " + Printable(e.check.key_id) +
+               ", but names no delivery of this bundle\n";
+  }
+  if (!lines.empty()) out += "Embedded receipts that support nothing\n" + lines + "\n";
+}
+
 }  // namespace
 
 std::string_view MissingContextQuestion(std::string_view field) {
@@ -111,6 +149,7 @@ std::string_view MissingContextQuestion(std::string_view field) {
 
 std::string ReportToText(const AuditReport& report, const TextOptions& options) {
   std::string out;
+  if (report.signatures) out += SignatureLine(*report.signatures);
   out += "writ audit: " + Counted(report.records, "completion record", "completion records") +
          " (" + Grouped(report.successful) + " successful, " + Grouped(report.failed) +
          " failed), " +
@@ -133,9 +172,15 @@ std::string ReportToText(const AuditReport& report, const TextOptions& options) 
       out += "  " + Printable(c.id) + " " + Printable(what) + ": " +
              (supported ? "supported" : "NOT SUPPORTED") + "\n";
       out += "      " + Printable(c.reason) + "\n";
+      if (report.signatures && supported) {
+        std::string keys;
+        for (const std::string& k : c.signed_by) keys += (keys.empty() ? "" : ", ") + Printable(k);
+        out += keys.empty() ? "      stated, not signed\n" : "      signed by key " + keys + "\n";
+      }
     }
     out += "\n";
   }
+  if (report.signatures) ExplainReceipts(*report.signatures, out);
 
   if (!report.unattributed.empty()) {
     out += "Entries naming no delivery of this bundle\n";

@@ -29,6 +29,11 @@ const char* ObserverFor(ReceiptRung rung) {
   return "";
 }
 
+// One spelling per value: writ writes hex in lower case, and only that form is read.
+bool IsLowercaseHexDigits(const std::string& text) {
+  return text.find_first_not_of("0123456789abcdef") == std::string::npos;
+}
+
 Result<std::vector<uint8_t>> Unhex(const std::string& hex, size_t bytes, const char* field) {
   if (hex.size() != bytes * 2) return Invalid(std::string(field) + ": wrong length");
   std::vector<uint8_t> out(bytes);
@@ -64,6 +69,7 @@ Status CheckReceiptConsistency(const Receipt& r) {
     return Invalid("delivery.digest: " + std::to_string(d.digest.size()) + " hex digits, " +
                    d.rule + " has " + std::to_string(hex));
   }
+  if (!IsLowercaseHexDigits(d.digest)) return Invalid("delivery.digest: not lowercase hex");
   if (d.bytes > 0) {
     if (d.chunk_size == 0) return Invalid("delivery.chunk_size: 0 for a non-empty delivery");
     const uint64_t chunks = (d.bytes + d.chunk_size - 1) / d.chunk_size;
@@ -163,6 +169,8 @@ Status VerifyReceipt(const Receipt& r, const std::string& expected_public_key_he
     return Invalid("signature.algorithm: unsupported '" + sig.algorithm + "'");
   auto key = receipt::ParsePublicKeyHex(sig.public_key);
   if (!key.ok()) return Invalid("signature.public_key: " + key.status().message());
+  if (!IsLowercaseHexDigits(sig.public_key))
+    return Invalid("signature.public_key: not lowercase hex");
   if (receipt::KeyId(*key) != sig.key_id) {
     return Invalid("signature.key_id: " + sig.key_id + " does not name the embedded public key");
   }

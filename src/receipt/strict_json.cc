@@ -60,6 +60,15 @@ class DuplicateKeyFinder {
 }  // namespace
 
 Result<json> ParseJsonWithoutDuplicateKeys(std::string_view text, std::string_view what) {
+  // nlohmann skips a leading UTF-8 byte order mark and ends the document at a NUL byte,
+  // ignoring whatever follows it: both would let unread bytes ride along with a receipt.
+  if (text.starts_with("\xEF\xBB\xBF")) {
+    return Status::Malformed(std::string(what) + ": starts with a byte order mark");
+  }
+  if (const size_t nul = text.find('\0'); nul != std::string_view::npos) {
+    return Status::Malformed(std::string(what) + ": a NUL byte at offset " + std::to_string(nul) +
+                             " (exactly one JSON document is read)");
+  }
   DuplicateKeyFinder finder;
   json j = json::parse(
       text,

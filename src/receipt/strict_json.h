@@ -12,8 +12,9 @@
 
 namespace writ::receipt {
 
-// Parses `text` as one JSON value; Malformed naming the path of the first duplicated
-// key ("delivery.bytes: duplicate key"), or "<what>: not valid JSON".
+// Parses `text` as exactly one JSON value; Malformed naming the path of the first
+// duplicated key ("delivery.bytes: duplicate key"), or "<what>: not valid JSON". A leading byte
+// order mark or any NUL byte (which nlohmann would skip, or stop reading at) is refused too.
 Result<nlohmann::json> ParseJsonWithoutDuplicateKeys(std::string_view text, std::string_view what);
 
 // Malformed naming the first key of `object` not in `known` ("<prefix>key: unknown field

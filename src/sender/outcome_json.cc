@@ -219,7 +219,13 @@ std::string OutcomeToEvidenceBundle(const DeliveryOutcome& o) {
   for (const auto& wc : o.work_completions) bundle.work_completions.push_back(EvidenceRecord(wc));
   AddReceiverEvidence(o, bundle);
   AddClaims(o, bundle);
-  return audit::BundleToJson(bundle);
+  // Revision 3 (docs/audit.md): the receipts the claims are drawn from, as they were signed;
+  // the typed bundle has no place for them, so they join its document here.
+  auto doc = nlohmann::ordered_json::parse(audit::BundleToJson(bundle));
+  doc["receipts"] = nlohmann::ordered_json::array();
+  for (const auto& r : o.receipts)
+    doc["receipts"].push_back(nlohmann::ordered_json::parse(ReceiptToJson(r)));
+  return doc.dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace) + "\n";
 }
 
 }  // namespace writ

@@ -1,0 +1,224 @@
+// writ capture of fi_pingpong over tcp;ofi_rxm, client and server captured separately: the
+// work requests and completions in each bundle against the iteration count, the audit of
+// it (transport completions only), and a program killed mid-run still leaving its bundle.
+#include <arpa/inet.h>
+#include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <csignal>
+#include <fstream>
+#include <sstream>
+#include <thread>
+
+#include "requirement.h"
+#include "writ_harness.h"
+
+namespace writ::testing {
+namespace {
+
+using json = nlohmann::json;
+using namespace std::chrono_literals;
+
+constexpr int kIterations = 25;
+constexpr const char* kPingpongProvider = "tcp;ofi_rxm";
+
+bool HavePingpong() { return access("/usr/bin/fi_pingpong", X_OK) == 0; }
+
+// A TCP port free now on loopback (fi_pingpong's out-of-band control port).
+int CaptureFreePort() {
+  const int fd = socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t len = sizeof a;
+  if (bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0 ||
+      getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len) != 0) {
+    close(fd);
+    return 0;
+  }
+  close(fd);
+  return ntohs(a.sin_port);
+}
+
+json ReadBundle(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream text;
+  text << in.rdbuf();
+  return json::parse(text.str(), nullptr, false);
+}
+
+size_t CountRequests(const json& bundle, const std::string& op, int64_t bytes = -1) {
+  size_t n = 0;
+  for (const json& wr : bundle["capture"]["work_requests"])
+    if (wr["operation"] == op && (bytes < 0 || wr["bytes"] == bytes)) ++n;
+  return n;
+}
+
+std::vector<std::string> Pingpong(const std::string& evidence, int port, bool client) {
+  std::vector<std::string> args{"capture",
+                                "--evidence",
+                                evidence,
+                                "--",
+                                "fi_pingpong",
+                                "-p",
+                                kPingpongProvider,
+                                "-e",
+                                "rdm",
+                                "-I",
+                                std::to_string(kIterations),
+                                "-S",
+                                "64"};
+  if (client) {
+    args.insert(args.end(), {"-P", std::to_string(port), "127.0.0.1"});
+  } else {
+    args.insert(args.end(), {"-B", std::to_string(port)});
+  }
+  return args;
+}
+
+// What each side's bundle must hold: kIterations messages of 64 bytes sent; a receive
+// posted for each message and one more (fi_pingpong keeps one posted ahead, the
+// address exchange is one 4-byte message each way); every completion a success matched
+// to its request.
+void ExpectPingpongSide(const json& bundle, const std::string& side) {
+  ASSERT_TRUE(bundle.is_object()) << side;
+  EXPECT_EQ(bundle["schema"], "writ.evidence/1");
+  EXPECT_EQ(CountRequests(bundle, "send", 64), static_cast<size_t>(kIterations)) << side;
+  EXPECT_EQ(CountRequests(bundle, "send", 4), 1u) << side << ": the address exchange";
+  EXPECT_EQ(CountRequests(bundle, "recv"), static_cast<size_t>(kIterations) + 1) << side;
+  const json& records = bundle["work_completions"];
+  EXPECT_EQ(records.size(), 2u * kIterations + 2) << side;
+  size_t receives = 0;
+  for (const json& r : records) {
+    EXPECT_EQ(r["status"], "success") << side << ": " << r.dump();
+    receives += r["opcode"] == "recv";
+  }
+  EXPECT_EQ(receives, static_cast<size_t>(kIterations) + 1) << side;
+  EXPECT_EQ(bundle["capture"]["unmatched_completions"], 0) << side;
+  EXPECT_EQ(bundle["capture"]["exit"], "exited 0") << side;
+  const json& c = bundle["context"];
+  EXPECT_EQ(c["transport"], "tcp") << c.dump();
+  EXPECT_EQ(c["operation"], "send") << c.dump();
+  EXPECT_EQ(c["memory_type"], "dram") << c.dump();
+  EXPECT_TRUE(c["completion_level"].is_null()) << "fi_pingpong asks for no level: " << c.dump();
+  EXPECT_NE(c["software_release"].get<std::string>().find("libfabric 1."), std::string::npos);
+  EXPECT_EQ(bundle["capture"]["providers"], json::array({kPingpongProvider}));
+}
+
+TEST(Capture, PingpongClientAndServerAreCountedAndAudited) {
+  REQUIRE_OR_FAIL(HavePingpong(), "fi_pingpong (libfabric-bin) is not installed");
+  TempDir dir;
+  const int port = CaptureFreePort();
+  ASSERT_NE(port, 0);
+  const std::string server_evidence = dir.File("server.json");
+  const std::string client_evidence = dir.File("client.json");
+  auto server = StartWrit(Pingpong(server_evidence, port, false), dir.File("server.err"));
+  ASSERT_TRUE(server);
+  CommandRun client;
+  for (int attempt = 0; attempt < 50; ++attempt) {  // until the server listens
+    std::this_thread::sleep_for(100ms);
+    client = RunWrit(Pingpong(client_evidence, port, true));
+    if (client.exit_code == 0) break;
+  }
+  ASSERT_EQ(client.exit_code, 0) << client.err;
+  CommandRun served = FinishWrit(*server, dir.File("server.err"));
+  ASSERT_EQ(served.exit_code, 0) << served.err;
+  EXPECT_NE(client.err.find("writ capture: fi_pingpong exited 0"), std::string::npos) << client.err;
+
+  ExpectPingpongSide(ReadBundle(client_evidence), "client");
+  ExpectPingpongSide(ReadBundle(server_evidence), "server");
+
+  CommandRun audited = RunWrit({"audit", client_evidence});
+  ASSERT_EQ(audited.exit_code, 0) << audited.err;
+  const std::string records = std::to_string(2 * kIterations + 2);
+  EXPECT_NE(audited.out.find("No signatures"), std::string::npos) << audited.out;
+  EXPECT_NE(audited.out.find(records + " completion records (" + records +
+                             " successful, 0 failed), 0 logical deliveries"),
+            std::string::npos)
+      << audited.out;
+  EXPECT_EQ(audited.out.find("Claims"), std::string::npos) << "capture states no claim";
+  CommandRun as_json = RunWrit({"audit", client_evidence, "--json"});
+  ASSERT_EQ(as_json.exit_code, 0);
+  EXPECT_EQ(as_json.json["deliveries"], json::array()) << "nothing validated or retained";
+  EXPECT_EQ(as_json.json["claims"], json::array());
+}
+
+TEST(Capture, AProgramKilledMidRunLeavesWhatWasCaptured) {
+  REQUIRE_OR_FAIL(HavePingpong(), "fi_pingpong (libfabric-bin) is not installed");
+  TempDir dir;
+  const int port = CaptureFreePort();
+  auto server = StartWrit(
+      {"capture", "--evidence", dir.File("server.json"), "--", "fi_pingpong", "-p",
+       kPingpongProvider, "-e", "rdm", "-I", "100000", "-S", "64", "-B", std::to_string(port)},
+      dir.File("server.err"));
+  ASSERT_TRUE(server);
+  // The client is killed by SIGKILL mid-run (10 s into 100,000 iterations): no exit handler
+  // of its runs. `timeout` is a process in between that forks fi_pingpong (and, using no
+  // libfabric, leaves no journal).
+  const std::string evidence = dir.File("killed.json");
+  CommandRun run;
+  for (int attempt = 0; attempt < 50; ++attempt) {
+    std::this_thread::sleep_for(100ms);
+    run = RunWrit({"capture",
+                   "--evidence",
+                   evidence,
+                   "--",
+                   "timeout",
+                   "-s",
+                   "KILL",
+                   "10",
+                   "fi_pingpong",
+                   "-p",
+                   kPingpongProvider,
+                   "-e",
+                   "rdm",
+                   "-I",
+                   "100000",
+                   "-S",
+                   "64",
+                   "-P",
+                   std::to_string(port),
+                   "127.0.0.1"});
+    if (run.exit_code == 137) break;
+  }
+  server->Kill(SIGKILL);
+  EXPECT_EQ(run.exit_code, 137) << run.err;
+  const json bundle = ReadBundle(evidence);
+  ASSERT_TRUE(bundle.is_object()) << run.err;
+  // timeout kills its whole process group, itself included.
+  EXPECT_EQ(bundle["capture"]["exit"], "killed by signal 9 (Killed)");
+  ASSERT_EQ(bundle["capture"]["processes"].size(), 1u) << bundle["capture"].dump();
+  EXPECT_NE(bundle["capture"]["processes"][0]["program"].get<std::string>().find("fi_pingpong"),
+            std::string::npos);
+  EXPECT_GE(CountRequests(bundle, "send", 64), 1u) << "the messages sent before the kill";
+  EXPECT_GE(bundle["work_completions"].size(), 1u);
+  EXPECT_EQ(bundle["context"]["transport"], "tcp");
+}
+
+TEST(Capture, AnErrorCompletionKeepsOnlyItsValidFields) {
+  TempDir dir;
+  const std::string evidence = dir.File("cancelled.json");
+  CommandRun run = RunWrit({"capture", "--evidence", evidence, "--", CANCELLED_RECEIVE});
+  ASSERT_EQ(run.exit_code, 0) << run.out << run.err;
+  const json bundle = ReadBundle(evidence);
+  ASSERT_TRUE(bundle.is_object()) << run.err;
+  ASSERT_EQ(CountRequests(bundle, "recv"), 1u) << bundle.dump(2);
+  ASSERT_EQ(bundle["work_completions"].size(), 1u) << bundle.dump(2);
+  const json& record = bundle["work_completions"][0];
+  EXPECT_EQ(record["wr_id"], bundle["capture"]["work_requests"][0]["wr_id"]);
+  EXPECT_EQ(record["status"], "FI_ECANCELED");
+  EXPECT_EQ(record["vendor_err"], -125) << "the provider's prov_errno";
+  EXPECT_EQ(record["provider_error"], "Operation canceled");
+  EXPECT_FALSE(record.contains("opcode")) << "not valid on an error entry: " << record.dump();
+  EXPECT_FALSE(record.contains("byte_len")) << "not valid on an error entry: " << record.dump();
+
+  CommandRun audited = RunWrit({"audit", evidence});
+  ASSERT_EQ(audited.exit_code, 0) << audited.err;
+  EXPECT_NE(audited.out.find("1 completion record (0 successful, 1 failed)"), std::string::npos)
+      << audited.out;
+}
+
+}  // namespace
+}  // namespace writ::testing
