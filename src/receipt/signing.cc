@@ -90,7 +90,7 @@ Result<std::vector<std::string>> SignReceiptGroupToJson(std::vector<Receipt>& re
   for (Receipt& r : receipts) {
     r.signature.reset();
     texts.emplace_back(ReceiptJsonValue(r, /*with_signature=*/false));
-    leaves.push_back(LeafHash(texts.back().Unsigned()));
+    leaves.push_back(LeafHash(leaves.size(), receipts.size(), texts.back().Unsigned()));
   }
   const auto levels = MerkleLevels(std::move(leaves));
   const MerkleHash& root = levels.back().front();

@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cinttypes>
 #include <cstdio>
@@ -42,6 +43,14 @@ uint64_t SeqOf(const std::string& name) {
 
 bool IsSyncError(const Status& s) {
   return s.code() == ErrorCode::kIo && s.sys_errno() != ENOSPC && s.sys_errno() != EDQUOT;
+}
+
+// The later of two promised ends (0: held until removed, later than any time): an upgrade
+// keeps what the weaker copy was promised when its own class promises less.
+uint64_t LaterPromisedEnd(uint64_t own, std::optional<uint64_t> weaker) {
+  if (!weaker) return own;
+  if (own == 0 || *weaker == 0) return 0;
+  return std::max(own, *weaker);
 }
 
 }  // namespace
@@ -320,6 +329,7 @@ Result<IndexRecord> DurableWriter::CommitRow(const std::vector<std::string>& rec
   // The time-to-live runs from the commit; the receipt promises the delivery until then.
   const auto ttl = Ttl();
   held_until_ = ttl.count() > 0 ? NowUnixMs() + static_cast<uint64_t>(ttl.count()) : 0;
+  held_until_ = LaterPromisedEnd(held_until_, meta_.weaker_held_until_ms);
   const IndexRow row = RowFor(receipts);
   IndexCommit commit;
   std::string replaced;

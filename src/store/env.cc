@@ -249,8 +249,8 @@ class PosixEnv : public Env {
     return InfoOf(st);
   }
 
-  Result<int> LockFile(const std::string& path) override {
-    const int fd = ::open(path.c_str(), O_CREAT | O_RDWR | O_CLOEXEC | O_NOFOLLOW, 0644);
+  Result<int> LockDir(const std::string& path) override {
+    const int fd = ::open(path.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
     if (fd < 0) return SysError("open(" + path + ")", errno);
     for (;;) {
       if (::flock(fd, LOCK_EX | LOCK_NB) == 0) return fd;

@@ -31,6 +31,10 @@ struct DeliveryMeta {
   // copy, once retained in the stronger class, takes the place of that one (docs/retention.md,
   // "Upgrading a retained delivery").
   bool supersedes_weaker = false;
+  // Set by the store at Begin when supersedes_weaker: how long the weaker copy was promised
+  // (Unix ms; 0: until removed). The stronger copy is held at least as long: an upgrade,
+  // whoever asks for it, never shortens a promise already made.
+  std::optional<uint64_t> weaker_held_until_ms;
   // A scatter-gather delivery's region lengths, in order (store/regions.h); empty: plain.
   std::vector<uint64_t> region_lengths;
 };
