@@ -173,6 +173,12 @@ Status ReceiverImpl::Init() {
   auto identity = receipt::Identity::LoadOrCreate(identity_dir);
   if (!identity.ok()) return identity.status().Annotate("receiver identity");
   core_.identity.emplace(std::move(identity).value());
+  core_.signing_id = core_.issuer + "#" + receipt::PublicKeyHex(core_.identity->public_key());
+  if (core_.signing_id.size() > limits.max_id_bytes) {
+    return Status::InvalidArgument("--receiver-id: " + std::to_string(core_.issuer.size()) +
+                                   " bytes, too long to name this receiver with its key (at most " +
+                                   std::to_string(limits.max_id_bytes - 65) + ")");
+  }
   core_.signer = std::make_unique<receiver::ReceiptSigner>(*core_.identity);
   if (!opt.allow_file.empty()) {
     WRIT_ASSIGN_OR_RETURN(core_.auth, receiver::SenderAuth::FromAllowFile(opt.allow_file));

@@ -267,6 +267,10 @@ class PosixEnv : public Env {
     info.is_symlink = S_ISLNK(st.st_mode);
     info.is_regular = S_ISREG(st.st_mode);
     info.size = static_cast<uint64_t>(st.st_size);
+    info.device = static_cast<uint64_t>(st.st_dev);
+    info.inode = static_cast<uint64_t>(st.st_ino);
+    info.mtime_ns = st.st_mtim.tv_sec * 1000000000LL + st.st_mtim.tv_nsec;
+    info.ctime_ns = st.st_ctim.tv_sec * 1000000000LL + st.st_ctim.tv_nsec;
     return info;
   }
 

@@ -25,6 +25,16 @@ struct FileInfo {
   bool is_symlink = false;  // only from Lstat
   bool is_regular = false;
   uint64_t size = 0;
+  // Which file and which version of it: a write through the file system changes the times
+  // (what a verified payload's stamp is checked against, durable_store.h).
+  uint64_t device = 0;
+  uint64_t inode = 0;
+  int64_t mtime_ns = 0;
+  int64_t ctime_ns = 0;
+  bool SameVersion(const FileInfo& o) const {
+    return device == o.device && inode == o.inode && size == o.size && mtime_ns == o.mtime_ns &&
+           ctime_ns == o.ctime_ns;
+  }
 };
 
 // What statfs/statvfs know about the file system holding a path.
