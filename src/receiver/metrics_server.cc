@@ -31,8 +31,7 @@ std::string Response(const char* status, const char* type, const std::string& bo
 
 // A request is complete at the blank line that ends its headers.
 bool RequestComplete(const std::string& request) {
-  return request.find("\r\n\r\n") != std::string::npos ||
-         request.find("\n\n") != std::string::npos;
+  return request.find("\r\n\r\n") != std::string::npos || request.find("\n\n") != std::string::npos;
 }
 
 }  // namespace
@@ -93,8 +92,8 @@ void MetricsServer::Run() {
     fds.assign({{listener_->fd(), POLLIN, 0}, {wake_.fd(), POLLIN, 0}});
     auto next = Clock::time_point::max();
     for (const Client& c : clients) {
-      fds.push_back({c.socket.fd(), static_cast<short>(c.out.size() > c.sent ? POLLOUT : POLLIN),
-                     0});
+      fds.push_back(
+          {c.socket.fd(), static_cast<short>(c.out.size() > c.sent ? POLLOUT : POLLIN), 0});
       next = std::min(next, c.deadline);
     }
     int timeout = -1;
@@ -119,9 +118,9 @@ void MetricsServer::Accept(std::vector<Client>& clients, Clock::time_point now) 
   if (!client.valid()) return;
   if (clients.size() >= kMaxMetricsClients) {
     // Full: the client accepted first (the nearest deadline) makes room for this one.
-    clients.erase(std::min_element(clients.begin(), clients.end(), [](const auto& a, const auto& b) {
-      return a.deadline < b.deadline;
-    }));
+    clients.erase(
+        std::min_element(clients.begin(), clients.end(),
+                         [](const auto& a, const auto& b) { return a.deadline < b.deadline; }));
   }
   clients.push_back(Client{std::move(client), now + kClientDeadline, {}, {}, 0, 0});
 }

@@ -39,8 +39,8 @@ TEST(DigestCacheProof, AFileChangedThroughASharedMappingIsNeverAnsweredFromTheSt
   WritePatternFile(file, 51, 256 << 10);
   const int fd = open(file.c_str(), O_RDWR | O_CLOEXEC);
   ASSERT_GE(fd, 0);
-  auto* bytes = static_cast<uint8_t*>(mmap(nullptr, 256 << 10, PROT_READ | PROT_WRITE,
-                                           MAP_SHARED, fd, 0));
+  auto* bytes =
+      static_cast<uint8_t*>(mmap(nullptr, 256 << 10, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0));
   ASSERT_NE(bytes, MAP_FAILED);
   bytes[100] ^= 1;  // the write fault stamps the times now; the page stays dirty and writable
   std::this_thread::sleep_for(std::chrono::milliseconds(50));  // older than the coarse clock
@@ -63,8 +63,7 @@ TEST(DigestCacheProof, AFileChangedThroughASharedMappingIsNeverAnsweredFromTheSt
     GTEST_SKIP() << "this file system stamped the mapped write: the cache's key changed";
   }
   CommandRun second = send();
-  EXPECT_NE(second.exit_code, 0) << "receipts for content the file no longer has:\n"
-                                 << second.out;
+  EXPECT_NE(second.exit_code, 0) << "receipts for content the file no longer has:\n" << second.out;
   EXPECT_NE((second.out + second.err).find("changed since its digest was cached"),
             std::string::npos)
       << second.out << second.err;

@@ -3,16 +3,15 @@
 // inside DIR; a file already there with other bytes is never overwritten.
 #include "receiver/out_dir.h"
 
-#include <gtest/gtest.h>
-
-#include <cctype>
-#include <csignal>
-#include <cstring>
 #include <fcntl.h>
+#include <gtest/gtest.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <cctype>
 #include <chrono>
+#include <csignal>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <future>
@@ -171,8 +170,8 @@ TEST(ServeOutPlanted, ASymlinkAtTheNameIsNeitherFollowedNorCompared) {
   const std::string secret = "the operator's secret\n";
   std::ofstream(dir.File("secret")) << secret;
   std::filesystem::create_symlink(dir.File("secret"), dir.File("out/guess"));
-  Status same = receiver::PublishOutPayload(dir.File("out"), "guess", secret.size(), false,
-                                            ReadFrom(secret));
+  Status same =
+      receiver::PublishOutPayload(dir.File("out"), "guess", secret.size(), false, ReadFrom(secret));
   EXPECT_FALSE(same.ok()) << "a symlink to the same bytes was answered as held";
   EXPECT_NE(same.message().find("not a regular file"), std::string::npos) << same.ToString();
   Status other = receiver::PublishOutPayload(dir.File("out"), "guess", secret.size(), false,
@@ -182,8 +181,8 @@ TEST(ServeOutPlanted, ASymlinkAtTheNameIsNeitherFollowedNorCompared) {
   EXPECT_EQ(Contents(dir.File("secret")), secret);
   // A dangling symlink is refused too, not replaced.
   std::filesystem::create_symlink(dir.File("nowhere"), dir.File("out/dangling"));
-  EXPECT_FALSE(receiver::PublishOutPayload(dir.File("out"), "dangling", 3, false, ReadFrom("abc"))
-                   .ok());
+  EXPECT_FALSE(
+      receiver::PublishOutPayload(dir.File("out"), "dangling", 3, false, ReadFrom("abc")).ok());
   EXPECT_FALSE(std::filesystem::exists(dir.File("nowhere")));
 }
 
@@ -216,8 +215,8 @@ TEST(ServeOutPlanted, AFifoDoesNotHoldTheServePastItsDrainDeadline) {
   std::filesystem::create_directory(dir.File("out"));
   ASSERT_EQ(mkfifo(dir.File("out/pipe").c_str(), 0600), 0);
   WritePatternFile(dir.File("data"), 9, 4096);
-  auto serve = Serve::Start("tcp", {"--identity", dir.File("id"), "--out", dir.File("out"),
-                                    "--drain-timeout", "2s"});
+  auto serve = Serve::Start(
+      "tcp", {"--identity", dir.File("id"), "--out", dir.File("out"), "--drain-timeout", "2s"});
   ASSERT_TRUE(serve);
   auto send = StartWrit({"send", dir.File("data"), "--to", serve->address(), "--id", "pipe"},
                         dir.File("send.err"));

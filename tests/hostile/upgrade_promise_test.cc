@@ -81,8 +81,8 @@ TEST(UpgradePromise, AnUpgradeKeepsALongerTimeToLiveOfTheWeakerClass) {
   ASSERT_TRUE(serve);
   WritePatternFile(dir.File("f"), 32, 30000);
   auto send = [&](const std::string& retention) {
-    return RunWrit({"send", dir.File("f"), "--to", serve->address(), "--id", "v-1",
-                    "--retention", retention, "--json"});
+    return RunWrit({"send", dir.File("f"), "--to", serve->address(), "--id", "v-1", "--retention",
+                    retention, "--json"});
   };
   CommandRun weak = send("volatile");
   ASSERT_EQ(weak.exit_code, 0) << weak.err;

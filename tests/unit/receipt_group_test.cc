@@ -188,9 +188,8 @@ TEST_F(ReceiptGroup, AMissingPathIsNamed) {
 }
 
 TEST(Merkle, AnOddNodeIsPromotedNotDuplicated) {
-  std::vector<receipt::MerkleHash> leaves{receipt::LeafHash(0, 3, "a"),
-                                          receipt::LeafHash(1, 3, "b"),
-                                          receipt::LeafHash(2, 3, "c")};
+  std::vector<receipt::MerkleHash> leaves{
+      receipt::LeafHash(0, 3, "a"), receipt::LeafHash(1, 3, "b"), receipt::LeafHash(2, 3, "c")};
   const auto levels = receipt::MerkleLevels(leaves);
   const auto ab = receipt::NodeHash(leaves[0], leaves[1]);
   EXPECT_EQ(levels.back().front(), receipt::NodeHash(ab, leaves[2]));
