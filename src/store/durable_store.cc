@@ -181,6 +181,7 @@ class DurableWriter : public PayloadWriter {
   }
 
   void SetDigest(std::vector<uint8_t> digest) override { meta_.digest = std::move(digest); }
+  void KeepWeakerPromise(uint64_t held_until_ms) override { weaker_held_until_ = held_until_ms; }
   Result<RetentionEvidence> Commit(const std::vector<std::string>& receipts) override;
 
  private:
@@ -222,6 +223,7 @@ class DurableWriter : public PayloadWriter {
   bool committed_ = false;
   uint64_t taken_ = 0;       // disk promised to this delivery so far (Placement)
   uint64_t held_until_ = 0;  // the end of its time-to-live (Unix ms), set at the commit
+  std::optional<uint64_t> weaker_held_until_;  // KeepWeakerPromise
 };
 
 // The sync sequence of docs/retention.md, a step at a time; each step's record says what it
@@ -330,7 +332,7 @@ Result<IndexRecord> DurableWriter::CommitRow(const std::vector<std::string>& rec
   // The time-to-live runs from the commit; the receipt promises the delivery until then.
   const auto ttl = Ttl();
   held_until_ = ttl.count() > 0 ? NowUnixMs() + static_cast<uint64_t>(ttl.count()) : 0;
-  held_until_ = LaterPromisedEnd(held_until_, meta_.weaker_held_until_ms);
+  held_until_ = LaterPromisedEnd(held_until_, weaker_held_until_);
   const IndexRow row = RowFor(receipts);
   IndexCommit commit;
   std::string replaced;

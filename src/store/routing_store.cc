@@ -17,10 +17,10 @@ Result<std::optional<RetainedDelivery>> RoutingStore::LookupVerified(const std::
 Result<std::unique_ptr<PayloadWriter>> RoutingStore::Begin(const DeliveryMeta& meta,
                                                            RetentionClass retention) {
   if (!meta.supersedes_weaker) return For(retention).Begin(meta, retention);
-  DeliveryMeta upgrade = meta;
   WRIT_ASSIGN_OR_RETURN(auto held, Lookup(meta.id));
-  if (held) upgrade.weaker_held_until_ms = held->held_until_ms;
-  return For(retention).Begin(upgrade, retention);
+  WRIT_ASSIGN_OR_RETURN(auto writer, For(retention).Begin(meta, retention));
+  if (held) writer->KeepWeakerPromise(held->held_until_ms);
+  return writer;
 }
 
 Status RoutingStore::AppendReceipt(const std::string& id, const std::string& receipt_json) {

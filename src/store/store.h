@@ -31,10 +31,6 @@ struct DeliveryMeta {
   // copy, once retained in the stronger class, takes the place of that one (docs/retention.md,
   // "Upgrading a retained delivery").
   bool supersedes_weaker = false;
-  // Set by the store at Begin when supersedes_weaker: how long the weaker copy was promised
-  // (Unix ms; 0: until removed). The stronger copy is held at least as long: an upgrade,
-  // whoever asks for it, never shortens a promise already made.
-  std::optional<uint64_t> weaker_held_until_ms;
   // A scatter-gather delivery's region lengths, in order (store/regions.h); empty: plain.
   std::vector<uint64_t> region_lengths;
 };
@@ -82,6 +78,11 @@ class PayloadWriter {
   virtual void SetDigest(std::vector<uint8_t> digest) = 0;
   // Makes the delivery retained at its class, with the receipts issued so far.
   virtual Result<RetentionEvidence> Commit(const std::vector<std::string>& receipts) = 0;
+  // An upgrade (DeliveryMeta::supersedes_weaker): the weaker copy was promised until
+  // `held_until_ms` (Unix ms; 0: until removed), and this copy is held at least as long,
+  // whatever its own class's time-to-live: an upgrade, whoever asks for it, never shortens
+  // a promise already made. Called by the store before any Write.
+  virtual void KeepWeakerPromise(uint64_t held_until_ms) { (void)held_until_ms; }
 };
 
 class Store {
