@@ -47,11 +47,11 @@ TEST(DigestCacheProof, AFileChangedThroughASharedMappingIsNeverAnsweredFromTheSt
 
   auto serve = Serve::Start("tcp", {"--identity", dir.File("server")});
   ASSERT_TRUE(serve);
-  auto send = [&] {
-    return RunWrit({"send", file, "--to", serve->address(), "--id", "mapped", "--identity",
+  auto send = [&](const std::string& id) {
+    return RunWrit({"send", file, "--to", serve->address(), "--id", id, "--identity",
                     dir.File("sender"), "--json"});
   };
-  CommandRun first = send();
+  CommandRun first = send("mapped");
   ASSERT_EQ(first.exit_code, 0) << first.err;
   ASSERT_TRUE(first.json.value("bytes_moved", false)) << first.out;
   const Times before = TimesOf(file);
@@ -62,7 +62,7 @@ TEST(DigestCacheProof, AFileChangedThroughASharedMappingIsNeverAnsweredFromTheSt
   if (!key_unchanged) {
     GTEST_SKIP() << "this file system stamped the mapped write: the cache's key changed";
   }
-  CommandRun second = send();
+  CommandRun second = send("mapped");
   EXPECT_NE(second.exit_code, 0) << "receipts for content the file no longer has:\n" << second.out;
   EXPECT_NE((second.out + second.err).find("changed since its digest was cached"),
             std::string::npos)
@@ -70,8 +70,10 @@ TEST(DigestCacheProof, AFileChangedThroughASharedMappingIsNeverAnsweredFromTheSt
   for (const json& r : second.json.value("receipts", json::array())) {
     ADD_FAILURE() << "a receipt was handed on: " << r.dump();
   }
-  // The entry is dropped: the next send moves the bytes and is retained.
-  CommandRun third = send();
+  // The entry is dropped: the file's next send computes its digest, and its bytes move and
+  // validate (a stale cached digest would have them refused). Under another id: "mapped"
+  // holds other content now, which a send under that id is refused as (conflicting id).
+  CommandRun third = send("mapped-now");
   EXPECT_EQ(third.exit_code, 0) << third.err;
   EXPECT_TRUE(third.json.value("bytes_moved", false)) << third.out;
   EXPECT_EQ(serve->Stop(), 0);
