@@ -8,7 +8,6 @@
 
 #include "protocol/codec.h"
 #include "protocol/control_channel.h"
-#include "protocol/host_port.h"
 #include "receipt/identity.h"
 #include "requirement.h"
 #include "sender/request_signing.h"
