@@ -58,6 +58,27 @@ Result<PublicKey> RawPublicKey(EVP_PKEY* pkey) {
   return key;
 }
 
+// "a/b/c" -> "a/b"; "c" -> "."; "/c" -> "/".
+std::string ParentDirectory(const std::string& path) {
+  std::string trimmed = path;
+  while (trimmed.size() > 1 && trimmed.back() == '/') trimmed.pop_back();
+  const size_t slash = trimmed.rfind('/');
+  if (slash == std::string::npos) return ".";
+  return slash == 0 ? "/" : trimmed.substr(0, slash);
+}
+
+Status SyncDirectory(const std::string& dir) {
+  const int fd = open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (fd < 0)
+    return Status::Io("cannot open directory " + dir + ": " + std::strerror(errno), errno);
+  const int synced = fsync(fd);
+  const int err = errno;
+  close(fd);
+  if (synced != 0)
+    return Status::Io("cannot sync directory " + dir + ": " + std::strerror(err), err);
+  return Status::Ok();
+}
+
 }  // namespace
 
 std::string KeyId(const PublicKey& key) {
@@ -117,7 +138,10 @@ Result<Identity> Identity::Generate() {
 }
 
 Result<Identity> Identity::LoadOrCreate(const std::string& dir) {
-  if (mkdir(dir.c_str(), 0700) != 0 && errno != EEXIST) {
+  if (mkdir(dir.c_str(), 0700) == 0) {
+    // The new directory's name is durable only once its parent is synced.
+    WRIT_RETURN_IF_ERROR(SyncDirectory(ParentDirectory(dir)).Annotate("identity directory"));
+  } else if (errno != EEXIST) {
     return Status::Io("cannot create identity directory " + dir + ": " + std::strerror(errno),
                       errno);
   }
@@ -140,6 +164,8 @@ Result<Identity> Identity::LoadOrCreate(const std::string& dir) {
   }
   WRIT_ASSIGN_OR_RETURN(Identity id, Generate());
   const std::string tmp = path + ".tmp";
+  // Left by a start that died before its rename: no receipt was ever signed with it.
+  (void)unlink(tmp.c_str());
   const int fd = open(tmp.c_str(), O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC, 0600);
   if (fd < 0) return Status::Io("cannot create " + tmp + ": " + std::strerror(errno), errno);
   std::unique_ptr<FILE, FileCloser> file(fdopen(fd, "w"));
@@ -153,6 +179,9 @@ Result<Identity> Identity::LoadOrCreate(const std::string& dir) {
   if (rename(tmp.c_str(), path.c_str()) != 0) {
     return Status::Io("cannot rename " + tmp + ": " + std::strerror(errno), errno);
   }
+  // The rename is durable only once the directory is synced: until then a power cut can
+  // leave no key, and the next start would make another while receipts name this one.
+  WRIT_RETURN_IF_ERROR(SyncDirectory(dir).Annotate("identity"));
   return id;
 }
 

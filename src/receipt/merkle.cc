@@ -22,7 +22,14 @@ std::string_view View(const MerkleHash& h) {
 
 }  // namespace
 
-MerkleHash LeafHash(std::string_view bytes) { return Sha256(0x00, bytes); }
+MerkleHash LeafHash(uint64_t leaf_index, uint64_t leaves, std::string_view bytes) {
+  std::string position(16, '\0');
+  for (int i = 0; i < 8; ++i) {
+    position[7 - i] = static_cast<char>(leaf_index >> (8 * i));
+    position[15 - i] = static_cast<char>(leaves >> (8 * i));
+  }
+  return Sha256(0x00, position, bytes);
+}
 
 MerkleHash NodeHash(const MerkleHash& left, const MerkleHash& right) {
   return Sha256(0x01, View(left), View(right));

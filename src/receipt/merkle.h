@@ -1,6 +1,8 @@
 // The Merkle tree of a group of receipts signed together (docs/protocol.md, "Group
-// signatures"): domain-separated SHA-256, leaf = H(0x00 || bytes), node =
-// H(0x01 || left || right). The last node of a level with an odd count is promoted to
+// signatures"): domain-separated SHA-256, leaf = H(0x00 || be64(leaf_index) ||
+// be64(leaves) || bytes), node = H(0x01 || left || right). The leaf binds the receipt's
+// position and its group's size: neither can be changed to another pair whose path has
+// the same shape. The last node of a level with an odd count is promoted to
 // the next level unchanged (never duplicated: a duplicate would give two different
 // groups the same root), so it has no step at that level.
 #pragma once
@@ -18,9 +20,9 @@ namespace writ::receipt {
 using MerkleHash = std::array<uint8_t, 32>;
 
 inline constexpr std::string_view kGroupSignatureAlgorithm = "ed25519-merkle-sha256";
-inline constexpr std::string_view kGroupSigningPrefix = "writ-receipt-group-v1";
+inline constexpr std::string_view kGroupSigningPrefix = "writ-receipt-group-v2";
 
-MerkleHash LeafHash(std::string_view bytes);
+MerkleHash LeafHash(uint64_t leaf_index, uint64_t leaves, std::string_view bytes);
 MerkleHash NodeHash(const MerkleHash& left, const MerkleHash& right);
 
 // Every level of the tree over `leaves` (at least one): levels[0] is the leaves, the

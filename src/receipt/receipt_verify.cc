@@ -144,8 +144,10 @@ Status VerifyGroupSignature(const Receipt& r, const receipt::PublicKey& key,
   }
   WRIT_ASSIGN_OR_RETURN(receipt::MerkleHash root,
                         receipt::ParseHashHex(sig.root, "signature.root"));
-  WRIT_ASSIGN_OR_RETURN(receipt::MerkleHash reached,
-                        receipt::RootOfPath(receipt::LeafHash(ReceiptSigningBytes(r)), sig.path));
+  WRIT_ASSIGN_OR_RETURN(
+      receipt::MerkleHash reached,
+      receipt::RootOfPath(receipt::LeafHash(sig.leaf_index, sig.leaves, ReceiptSigningBytes(r)),
+                          sig.path));
   if (reached != root) {
     return Invalid(
         "signature.path: does not lead from this receipt to signature.root (the receipt or its "

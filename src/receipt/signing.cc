@@ -81,7 +81,7 @@ Result<std::vector<std::string>> SignReceiptGroupToJson(std::vector<Receipt>& re
   for (Receipt& r : receipts) {
     r.signature.reset();
     texts.emplace_back(r);
-    leaves.push_back(LeafHash(texts.back().text));
+    leaves.push_back(LeafHash(leaves.size(), receipts.size(), texts.back().text));
   }
   const auto levels = MerkleLevels(std::move(leaves));
   const MerkleHash& root = levels.back().front();

@@ -52,7 +52,7 @@ bool Connection::Start() {
   protocol::Hello hello;
   hello.provider = core_.node->provider().name();
   hello.fabric_address = core_.fabric_address;
-  hello.receiver_id = core_.issuer;
+  hello.receiver_id = core_.signing_id;
   hello.max_in_flight = std::max<uint32_t>(1, std::min(core_.options.max_deliveries_per_connection,
                                                        core_.options.max_deliveries_per_sender));
   return channel_.Send(hello).ok();
@@ -190,7 +190,8 @@ Status Connection::SendFailed(const Status& sent) {
   for (auto m = channel_.Receive(0ms); m.ok(); m = channel_.Receive(0ms)) {
     const auto* commit = std::get_if<protocol::Commit>(&*m);
     InProgress* p = commit != nullptr ? Find(commit->delivery_id) : nullptr;
-    if (p != nullptr && !admission::CommitUsable(p->delivery->announce(), *commit, core_.issuer)) {
+    if (p != nullptr &&
+        !admission::CommitUsable(p->delivery->announce(), *commit, core_.signing_id)) {
       TakeCommit(*p, *commit);
     }
   }
@@ -269,7 +270,7 @@ Status Connection::OnAnnounce(const protocol::Announce& a, bool bytes_in_slot) {
 }
 
 std::optional<protocol::Refuse> Connection::CheckSender(const protocol::Announce& a) {
-  auto admitted = core_.auth.Admit(a, core_.issuer, std::chrono::system_clock::now());
+  auto admitted = core_.auth.Admit(a, core_.signing_id, std::chrono::system_clock::now());
   if (auto refusal = admission::SignedAsAllowed(a, admitted.status())) return refusal;
   if (auto refusal = CountConnection(a, *admitted)) return refusal;
   identity_ = *admitted;                        // empty: the announce was not signed
@@ -360,7 +361,7 @@ Status Connection::OnCommit(const protocol::Commit& c) {
     return Refuse(c.delivery_id, RefuseReason::kUnknownDelivery,
                   "commit for " + c.delivery_id + ", which is not in progress on this connection");
   }
-  if (auto refusal = admission::CommitUsable(p->delivery->announce(), c, core_.issuer)) {
+  if (auto refusal = admission::CommitUsable(p->delivery->announce(), c, core_.signing_id)) {
     EndDelivery(c.delivery_id);
     return Send(*refusal);
   }
@@ -379,7 +380,7 @@ void Connection::TakeCommit(InProgress& p, const protocol::Commit& c) {
 
 Status Connection::OnQuery(const protocol::Query& q) {
   using json = nlohmann::json;
-  auto admitted = core_.auth.AdmitQuery(q, core_.issuer, std::chrono::system_clock::now());
+  auto admitted = core_.auth.AdmitQuery(q, core_.signing_id, std::chrono::system_clock::now());
   if (!admitted.ok()) {
     return Refuse(q.delivery_id, RefuseReason::kAuth, admitted.status().message());
   }

@@ -56,7 +56,7 @@ Status Connection::TakeDeliver(const protocol::Deliver& m) {
   p.ring_slot = m.slot;
   p.delivery->ExpectCopy();
   const protocol::Commit commit{id, m.digest, m.commit_signature};
-  if (auto refusal = admission::CommitUsable(p.delivery->announce(), commit, core_.issuer)) {
+  if (auto refusal = admission::CommitUsable(p.delivery->announce(), commit, core_.signing_id)) {
     EndDelivery(id);
     return Send(*refusal);
   }

@@ -5,15 +5,16 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
+#include <vector>
 
 #include "common/thread.h"
 
 namespace writ::receiver {
 namespace {
 
-using Clock = std::chrono::steady_clock;
 constexpr size_t kMaxRequestBytes = 8192;
 constexpr auto kClientDeadline = std::chrono::seconds(5);
 
@@ -28,51 +29,9 @@ std::string Response(const char* status, const char* type, const std::string& bo
   return out;
 }
 
-// Waits until `fd` is ready for `events`; false at the deadline or once `wake` is readable
-// (the server stops: a slow client does not hold it).
-bool WaitFor(int fd, short events, int wake, Clock::time_point deadline) {
-  for (;;) {
-    const auto left = std::chrono::ceil<std::chrono::milliseconds>(deadline - Clock::now());
-    if (left.count() <= 0) return false;
-    pollfd fds[2] = {{fd, events, 0}, {wake, POLLIN, 0}};
-    const int ready = ::poll(fds, 2, static_cast<int>(left.count()));
-    if (ready < 0 && errno != EINTR) return false;
-    if (fds[1].revents != 0) return false;
-    if (fds[0].revents != 0) return true;
-  }
-}
-
-// Reads the request line and headers (up to the blank line); empty when the client sent
-// none in time, "!" when it sent more than kMaxRequestBytes without ending them.
-std::string ReadRequest(int fd, int wake, Clock::time_point deadline) {
-  std::string request;
-  char buffer[1024];
-  while (request.find("\r\n\r\n") == std::string::npos &&
-         request.find("\n\n") == std::string::npos) {
-    if (request.size() > kMaxRequestBytes) return "!";
-    if (!WaitFor(fd, POLLIN, wake, deadline)) return "";
-    const ssize_t n = ::recv(fd, buffer, sizeof buffer, 0);
-    if (n == 0) return "";
-    if (n < 0) {
-      if (errno == EINTR || errno == EAGAIN || errno == EWOULDBLOCK) continue;
-      return "";
-    }
-    request.append(buffer, static_cast<size_t>(n));
-  }
-  return request;
-}
-
-void WriteAll(int fd, int wake, const std::string& data, Clock::time_point deadline) {
-  size_t sent = 0;
-  while (sent < data.size()) {
-    if (!WaitFor(fd, POLLOUT, wake, deadline)) return;
-    const ssize_t n = ::send(fd, data.data() + sent, data.size() - sent, MSG_NOSIGNAL);
-    if (n < 0) {
-      if (errno == EINTR || errno == EAGAIN || errno == EWOULDBLOCK) continue;
-      return;
-    }
-    sent += static_cast<size_t>(n);
-  }
+// A request is complete at the blank line that ends its headers.
+bool RequestComplete(const std::string& request) {
+  return request.find("\r\n\r\n") != std::string::npos || request.find("\n\n") != std::string::npos;
 }
 
 }  // namespace
@@ -124,34 +83,76 @@ MetricsServer::~MetricsServer() {
   thread_.join();
 }
 
+// One thread polls the listener and every client: a client that sends nothing, or reads
+// its answer slowly, holds only its own slot until its deadline, never another scrape.
 void MetricsServer::Run() {
+  std::vector<Client> clients;
+  std::vector<pollfd> fds;
   for (;;) {
-    pollfd fds[2] = {{listener_->fd(), POLLIN, 0}, {wake_.fd(), POLLIN, 0}};
-    if (::poll(fds, 2, -1) < 0 && errno != EINTR) return;
+    fds.assign({{listener_->fd(), POLLIN, 0}, {wake_.fd(), POLLIN, 0}});
+    auto next = Clock::time_point::max();
+    for (const Client& c : clients) {
+      fds.push_back(
+          {c.socket.fd(), static_cast<short>(c.out.size() > c.sent ? POLLOUT : POLLIN), 0});
+      next = std::min(next, c.deadline);
+    }
+    int timeout = -1;
+    if (!clients.empty()) {
+      timeout = static_cast<int>(std::max<int64_t>(
+          0, std::chrono::ceil<std::chrono::milliseconds>(next - Clock::now()).count()));
+    }
+    if (::poll(fds.data(), fds.size(), timeout) < 0 && errno != EINTR) return;
     if (fds[1].revents != 0) return;
-    if ((fds[0].revents & POLLIN) == 0) continue;
-    protocol::Socket client(
-        ::accept4(listener_->fd(), nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC));
-    if (client.valid()) Answer(std::move(client));
+    const auto now = Clock::now();
+    for (size_t i = 0; i < clients.size(); ++i) {
+      if (fds[i + 2].revents != 0 && !Step(clients[i])) clients[i].deadline = now;
+    }
+    std::erase_if(clients, [now](const Client& c) { return c.deadline <= now; });
+    if ((fds[0].revents & POLLIN) != 0) Accept(clients, now);
   }
 }
 
-void MetricsServer::Answer(protocol::Socket client) {
-  const auto deadline = Clock::now() + kClientDeadline;
-  const std::string request = ReadRequest(client.fd(), wake_.fd(), deadline);
-  if (request.empty()) return;
-  WriteAll(client.fd(), wake_.fd(), MetricsHttpResponse(request, render_), deadline);
-  ::shutdown(client.fd(), SHUT_WR);
-  // A lingering close: what the client still sends (an oversized request) is read and
-  // dropped until it closes, so closing with unread bytes does not reset the connection
-  // before the client has read the answer.
-  char drop[4096];
-  for (size_t dropped = 0; dropped < 16 * kMaxRequestBytes;) {
-    if (!WaitFor(client.fd(), POLLIN, wake_.fd(), deadline)) return;
-    const ssize_t n = ::recv(client.fd(), drop, sizeof drop, 0);
-    if (n == 0 || (n < 0 && errno != EINTR && errno != EAGAIN)) return;
-    if (n > 0) dropped += static_cast<size_t>(n);
+void MetricsServer::Accept(std::vector<Client>& clients, Clock::time_point now) {
+  protocol::Socket client(
+      ::accept4(listener_->fd(), nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC));
+  if (!client.valid()) return;
+  if (clients.size() >= kMaxMetricsClients) {
+    // Full: the client accepted first (the nearest deadline) makes room for this one.
+    clients.erase(
+        std::min_element(clients.begin(), clients.end(),
+                         [](const auto& a, const auto& b) { return a.deadline < b.deadline; }));
   }
+  clients.push_back(Client{std::move(client), now + kClientDeadline, {}, {}, 0, 0});
+}
+
+// Moves one client on by what poll reported; false when it is done with.
+bool MetricsServer::Step(Client& c) {
+  char buffer[4096];
+  if (c.out.size() > c.sent) {
+    const ssize_t n =
+        ::send(c.socket.fd(), c.out.data() + c.sent, c.out.size() - c.sent, MSG_NOSIGNAL);
+    if (n < 0) return errno == EINTR || errno == EAGAIN || errno == EWOULDBLOCK;
+    c.sent += static_cast<size_t>(n);
+    if (c.sent == c.out.size()) ::shutdown(c.socket.fd(), SHUT_WR);
+    return true;
+  }
+  const ssize_t n = ::recv(c.socket.fd(), buffer, sizeof buffer, 0);
+  if (n == 0) return false;
+  if (n < 0) return errno == EINTR || errno == EAGAIN || errno == EWOULDBLOCK;
+  if (!c.out.empty()) {
+    // A lingering close: what the client still sends (an oversized request) is read and
+    // dropped until it closes, so closing with unread bytes does not reset the connection
+    // before the client has read the answer.
+    c.dropped += static_cast<size_t>(n);
+    return c.dropped < 16 * kMaxRequestBytes;
+  }
+  c.in.append(buffer, static_cast<size_t>(n));
+  if (c.in.size() > kMaxRequestBytes && !RequestComplete(c.in)) {
+    c.out = MetricsHttpResponse("!", render_);
+  } else if (RequestComplete(c.in)) {
+    c.out = MetricsHttpResponse(c.in, render_);
+  }
+  return true;
 }
 
 }  // namespace writ::receiver

@@ -65,13 +65,24 @@ Status ReadAll(int fd, uint8_t* p, size_t n, const std::string& path) {
   return Status::Ok();
 }
 
-// Whether the existing file at `path` holds exactly the bytes read through `read`.
+Status NotARegularFile(const std::string& path) {
+  return Status::Refused("conflicting id: " + path +
+                         " already exists and is not a regular file (a symlink, FIFO, device or "
+                         "directory is never followed, read or compared)");
+}
+
+// Whether the existing file at `path` holds exactly the bytes read through `read`. Only a
+// regular file is compared: a symlink is not followed (O_NOFOLLOW: the serve would answer
+// whether any file it can read holds a sender's bytes) and a FIFO is not waited on
+// (O_NONBLOCK: an open for reading would block the connection until a writer came).
 Result<bool> SameBytes(const std::string& path, uint64_t bytes, const OutRead& read) {
-  Fd fd(open(path.c_str(), O_RDONLY | O_CLOEXEC));
+  Fd fd(open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC));
+  if (fd.get() < 0 && errno == ELOOP) return NotARegularFile(path);
   if (fd.get() < 0) return SysError("cannot open", path);
   struct stat st {};
   if (fstat(fd.get(), &st) != 0) return SysError("cannot stat", path);
-  if (!S_ISREG(st.st_mode) || static_cast<uint64_t>(st.st_size) != bytes) return false;
+  if (!S_ISREG(st.st_mode)) return NotARegularFile(path);
+  if (static_cast<uint64_t>(st.st_size) != bytes) return false;
   std::vector<uint8_t> ours(std::min<uint64_t>(bytes, kBlock)), theirs(ours.size());
   for (uint64_t off = 0; off < bytes; off += ours.size()) {
     const size_t n = static_cast<size_t>(std::min<uint64_t>(ours.size(), bytes - off));
@@ -161,7 +172,8 @@ Status PublishOutPayload(const std::string& dir, const std::string& id, uint64_t
                          const OutRead& read) {
   WRIT_ASSIGN_OR_RETURN(const std::string name, OutName(id));
   const std::string path = dir + "/" + name;
-  if (access(path.c_str(), F_OK) == 0) {
+  struct stat there {};
+  if (lstat(path.c_str(), &there) == 0) {  // lstat: a dangling symlink is there too
     WRIT_ASSIGN_OR_RETURN(const bool same, SameBytes(path, bytes, read));
     return same ? Status::Ok() : Conflict(path);
   }

@@ -43,6 +43,18 @@ std::string DefaultIdentityDir(const std::string& data_dir) {
   return base + "/.local/state/writ/receiver";
 }
 
+// What signed requests are bound to (ReceiverCore::signing_id): the issuer and the key.
+Result<std::string> SigningIdOf(const std::string& issuer, const receipt::Identity& identity,
+                                size_t max_id_bytes) {
+  std::string id = issuer + "#" + receipt::PublicKeyHex(identity.public_key());
+  if (id.size() > max_id_bytes) {
+    return Status::InvalidArgument("--receiver-id: " + std::to_string(issuer.size()) +
+                                   " bytes, too long to name this receiver with its key (at most " +
+                                   std::to_string(max_id_bytes - 65) + ")");
+  }
+  return id;
+}
+
 class ReceiverImpl : public Receiver {
  public:
   ReceiverImpl(ReceiverOptions options, fabric::FabricOpener open_fabric, std::string store_faults)
@@ -180,6 +192,8 @@ Status ReceiverImpl::Init() {
   auto identity = receipt::Identity::LoadOrCreate(identity_dir);
   if (!identity.ok()) return identity.status().Annotate("receiver identity");
   core_.identity.emplace(std::move(identity).value());
+  WRIT_ASSIGN_OR_RETURN(core_.signing_id,
+                        SigningIdOf(core_.issuer, *core_.identity, limits.max_id_bytes));
   core_.signer = std::make_unique<receiver::ReceiptSigner>(*core_.identity);
   if (!opt.allow_file.empty()) {
     WRIT_ASSIGN_OR_RETURN(core_.auth, receiver::SenderAuth::FromAllowFile(opt.allow_file));

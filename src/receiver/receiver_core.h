@@ -31,6 +31,10 @@ struct ReceiverCore {
   ReceiverOptions options;
   std::string issuer;          // "writ serve 127.0.0.1:7000"
   std::string failure_domain;  // ReceiverOptions::failure_domain; empty: none
+  // What signed announces, commits and queries are bound to (the hello's receiver_id):
+  // "<issuer>#<public key hex>", so that a request signed for one receiver is refused by
+  // every other, whatever its address or --receiver-id (docs/protocol.md).
+  std::string signing_id;
   std::unique_ptr<fabric::FabricPort> node;
   fabric::ProgressLoop* progress = nullptr;  // polls `node`; set before any connection runs
   std::unique_ptr<WindowPool> pool;

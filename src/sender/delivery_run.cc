@@ -132,6 +132,19 @@ Status Prepare(DeliverySource source, const DeliveryOptions& opt, const DigestCa
   return Status::Ok();
 }
 
+Status ProveCachedDigest(const DeliveryOptions& options, const PreparedDelivery& prepared,
+                         const DeliveryOutcome& out) {
+  if (out.digest_source != "cached" || out.bytes_moved || !prepared.source) return Status::Ok();
+  WRIT_ASSIGN_OR_RETURN(std::vector<uint8_t> now, prepared.source->Digest(options.rule));
+  if (now == prepared.digest) return Status::Ok();
+  return Status::Validation(
+      "the file changed since its digest was cached: the receiver holds " + out.delivery.id +
+      " with the cached " + out.delivery.rule + " digest " + writ::ToHex(prepared.digest) +
+      ", the file now has " + writ::ToHex(now) +
+      " (its size and times did not change: a write through a shared mapping?); its receipts "
+      "are not for this content. The cache entry is dropped: send again to move the bytes");
+}
+
 void UpdateDigestCache(const DigestCache& cache, const DeliveryOptions& options,
                        const PreparedDelivery& prepared, const DeliveryOutcome& out) {
   if (!prepared.source || !prepared.source->file_key()) return;

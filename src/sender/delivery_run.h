@@ -48,6 +48,13 @@ Status CheckChunkFits(uint64_t chunk_size, uint64_t max_message_size, const std:
 // the digest from the options or `cache` (may be null), or prepares to compute it.
 Status Prepare(DeliverySource source, const DeliveryOptions& options, const DigestCache* cache,
                DeliveryOutcome& out, PreparedDelivery& prepared);
+// The proof a cache hit may not skip: when the receiver answered a cached digest from its
+// store without the bytes moving, the file is digested now and must hold that digest (a
+// write through a shared mapping can leave the cache's key unchanged). Validation naming
+// both digests otherwise; Ok when the bytes moved (the receiver validated them) or the
+// digest was not cached.
+Status ProveCachedDigest(const DeliveryOptions& options, const PreparedDelivery& prepared,
+                         const DeliveryOutcome& out);
 // Records a digest computed over an unchanged file in `cache`, or drops a cached one the
 // receiver refused.
 void UpdateDigestCache(const DigestCache& cache, const DeliveryOptions& options,

@@ -402,6 +402,14 @@ void Session::Complete(Active& a, const Status& status) {
   s.out.status = status;
   // A failure before any chunk write completed moved nothing.
   if (!status.ok() && !AnyChunkWritten(s.out)) s.out.bytes_moved = false;
+  if (status.ok()) {
+    if (Status proved = ProveCachedDigest(s.options, s.prepared, s.out); !proved.ok()) {
+      s.out.status = proved;  // no receipt is handed on for content the file lacks
+      s.out.receipts.clear();
+      s.out.reached_rung.reset();
+      s.out.reached_retention.reset();
+    }
+  }
   if (cache_ != nullptr) UpdateDigestCache(*cache_, s.options, s.prepared, s.out);
   a.run.reset();  // closes the source's registration
   auto state = s.state;

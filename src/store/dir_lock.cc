@@ -5,14 +5,13 @@
 namespace writ::store {
 
 Result<std::unique_ptr<DirLock>> DirLock::Acquire(Env* env, const std::string& dir) {
-  const std::string path = dir + "/" + kLockFile;
-  auto fd = env->LockFile(path);
+  auto fd = env->LockDir(dir);
   if (!fd.ok()) {
     const int err = fd.status().sys_errno();
     if (err == EWOULDBLOCK || err == EAGAIN) {
       return Status::Retention("data directory " + dir +
-                               " is in use by another writ process (it holds " + path +
-                               "): refusing to touch it while that process runs");
+                               " is in use by another writ process (it holds the directory's lock)"
+                               ": refusing to touch it while that process runs");
     }
     return Status::Retention("cannot lock the data directory " + dir + ": " +
                              fd.status().message());

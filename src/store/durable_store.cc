@@ -2,9 +2,11 @@
 
 #include <fcntl.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cinttypes>
 #include <cstdio>
+#include <ctime>
 
 #include "common/hex.h"
 #include "common/io_buffer.h"
@@ -42,6 +44,14 @@ uint64_t SeqOf(const std::string& name) {
 
 bool IsSyncError(const Status& s) {
   return s.code() == ErrorCode::kIo && s.sys_errno() != ENOSPC && s.sys_errno() != EDQUOT;
+}
+
+// The later of two promised ends (0: held until removed, later than any time): an upgrade
+// keeps what the weaker copy was promised when its own class promises less.
+uint64_t LaterPromisedEnd(uint64_t own, std::optional<uint64_t> weaker) {
+  if (!weaker) return own;
+  if (own == 0 || *weaker == 0) return 0;
+  return std::max(own, *weaker);
 }
 
 }  // namespace
@@ -171,6 +181,7 @@ class DurableWriter : public PayloadWriter {
   }
 
   void SetDigest(std::vector<uint8_t> digest) override { meta_.digest = std::move(digest); }
+  void KeepWeakerPromise(uint64_t held_until_ms) override { weaker_held_until_ = held_until_ms; }
   Result<RetentionEvidence> Commit(const std::vector<std::string>& receipts) override;
 
  private:
@@ -212,6 +223,7 @@ class DurableWriter : public PayloadWriter {
   bool committed_ = false;
   uint64_t taken_ = 0;       // disk promised to this delivery so far (Placement)
   uint64_t held_until_ = 0;  // the end of its time-to-live (Unix ms), set at the commit
+  std::optional<uint64_t> weaker_held_until_;  // KeepWeakerPromise
 };
 
 // The sync sequence of docs/retention.md, a step at a time; each step's record says what it
@@ -320,6 +332,7 @@ Result<IndexRecord> DurableWriter::CommitRow(const std::vector<std::string>& rec
   // The time-to-live runs from the commit; the receipt promises the delivery until then.
   const auto ttl = Ttl();
   held_until_ = ttl.count() > 0 ? NowUnixMs() + static_cast<uint64_t>(ttl.count()) : 0;
+  held_until_ = LaterPromisedEnd(held_until_, weaker_held_until_);
   const IndexRow row = RowFor(receipts);
   IndexCommit commit;
   std::string replaced;
@@ -546,7 +559,50 @@ Status DurableStore::Stream(const IndexRow& row,
   return Status::Ok();
 }
 
-Status DurableStore::Verify(const IndexRow& row) { return CheckPayload(row, true); }
+Status DurableStore::Verify(const IndexRow& row) {
+  WRIT_RETURN_IF_ERROR(CheckPayload(row, false));
+  return StreamAndStamp(row, [](std::span<const uint8_t>) { return Status::Ok(); });
+}
+
+// A re-hash stands for later answers only for the file version it read: stat before and
+// after, the same, and changed long enough ago that a write landing in the same tick of the
+// kernel's coarse clock (which stamps the times) cannot leave them unchanged.
+Status DurableStore::StreamAndStamp(const IndexRow& row,
+                                    const std::function<Status(std::span<const uint8_t>)>& sink) {
+  constexpr int64_t kSettledNs = 50'000'000;  // many coarse-clock ticks
+  const std::string path = PathOf(row.location);
+  timespec now{};
+  clock_gettime(CLOCK_REALTIME, &now);
+  const int64_t started_ns = now.tv_sec * 1000000000LL + now.tv_nsec;
+  auto before = env_->Stat(path);
+  ++rehashes_;
+  Status s = Stream(row, sink);
+  auto after = env_->Stat(path);
+  MutexLock lock(stamps_mu_);
+  stamps_.erase(row.id);
+  if (s.ok() && before.ok() && after.ok() && before->SameVersion(*after) &&
+      started_ns - std::max(after->ctime_ns, after->mtime_ns) > kSettledNs) {
+    stamps_[row.id] = VerifiedStamp{row.location, *after, std::chrono::steady_clock::now()};
+  }
+  return s;
+}
+
+bool DurableStore::VerifiedRecently(const IndexRow& row) {
+  if (options_.verified_for.count() <= 0) return false;
+  VerifiedStamp stamp;
+  {
+    MutexLock lock(stamps_mu_);
+    auto it = stamps_.find(row.id);
+    if (it == stamps_.end()) return false;
+    stamp = it->second;
+  }
+  if (stamp.location != row.location ||
+      std::chrono::steady_clock::now() - stamp.at >= options_.verified_for) {
+    return false;
+  }
+  auto info = env_->Stat(PathOf(row.location));
+  return info.ok() && info->SameVersion(stamp.version);
+}
 
 Status DurableStore::Recover(RecoveryReport* report) {
   report->data_dir = dir_;
@@ -716,6 +772,9 @@ Result<std::optional<RetainedDelivery>> DurableStore::Lookup(const std::string& 
 Result<std::optional<RetainedDelivery>> DurableStore::LookupVerified(const std::string& id) {
   WRIT_ASSIGN_OR_RETURN(auto row, Find(id));
   if (!row) return std::optional<RetainedDelivery>();
+  // Re-hashed within verified_for and unchanged since: that re-hash answers (an answer costs
+  // a stat, not a pass over the bytes, however often anyone asks).
+  if (VerifiedRecently(*row)) return Lookup(id);
   Status verified = Verify(*row);
   if (verified.code() == ErrorCode::kValidation) {
     WRIT_RETURN_IF_ERROR(QuarantineRow(*row,
@@ -865,6 +924,10 @@ Result<Removal> DurableStore::Remove(const std::string& id, bool force, uint64_t
   const uint64_t before = index_->sync_failures();
   Status deleted = index_->Delete({id}, IndexSync::kFull, nullptr);
   NoteIndexSyncs(before, "removal of " + id);
+  {
+    MutexLock stamps(stamps_mu_);
+    stamps_.erase(id);
+  }
   if (!deleted.ok()) {
     const std::string why = deleted.message();
     return Status::Retention("removing " + id + " failed; it is still held: " + why);

@@ -8,6 +8,7 @@
 #pragma once
 
 #include <atomic>
+#include <chrono>
 #include <functional>
 #include <map>
 #include <memory>
@@ -58,6 +59,9 @@ struct DurableOptions {
   bool recover = true;
   // Told each scrub finding (for metrics), from the scrub's thread.
   std::function<void(ScrubFinding)> scrubbed;
+  // How long a payload's re-hash (by an answer or the scrub) stands for later answers, while
+  // its file is the same version (inode, size, mtime, ctime). 0: every answer re-hashes.
+  std::chrono::milliseconds verified_for = std::chrono::minutes(10);
 };
 
 // What recovery found and did at start.
@@ -108,7 +112,16 @@ class DurableStore : public Store {
   // bytes are missing, short, long or do not have the row's digest (after the sink saw them).
   Status Stream(const IndexRow& row, const std::function<Status(std::span<const uint8_t>)>& sink);
   // Re-hashes one delivery: Ok, or Validation naming the mismatch (Io for other failures).
+  // An Ok re-hash stamps the payload's file version as verified (VerifiedRecently).
   Status Verify(const IndexRow& row);
+  // Stream, stamping the payload as Verify does; the scrub's re-hash.
+  Status StreamAndStamp(const IndexRow& row,
+                        const std::function<Status(std::span<const uint8_t>)>& sink);
+  // Whether `row`'s payload was re-hashed within DurableOptions::verified_for and its file is
+  // still the version that was (what an answer from the store may skip a re-hash for).
+  bool VerifiedRecently(const IndexRow& row);
+  // Payloads re-hashed so far by Verify and StreamAndStamp (for tests and metrics).
+  uint64_t rehashes() const { return rehashes_.load(); }
   // Payload files no retained delivery names (e.g. left by a crash while receiving).
   Result<std::vector<std::string>> UnreferencedFiles();
   // Drops the row of a retained delivery whose payload failed a check, durably, then moves
@@ -166,6 +179,15 @@ class DurableStore : public Store {
   std::optional<std::string> sticky_ GUARDED_BY(mu_);
   uint64_t in_flight_bytes_ GUARDED_BY(mu_) = 0;
   std::unique_ptr<DirLock> lock_;
+  // The file version of each payload when it last re-hashed clean, and when.
+  struct VerifiedStamp {
+    std::string location;
+    FileInfo version;
+    std::chrono::steady_clock::time_point at;
+  };
+  Mutex stamps_mu_;
+  std::map<std::string, VerifiedStamp> stamps_ GUARDED_BY(stamps_mu_);
+  std::atomic<uint64_t> rehashes_{0};
   std::unique_ptr<Scrubber> scrubber_;  // last: stopped first
 };
 

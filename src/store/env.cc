@@ -259,8 +259,8 @@ class PosixEnv : public Env {
     return InfoOf(st);
   }
 
-  Result<int> LockFile(const std::string& path) override {
-    const int fd = ::open(path.c_str(), O_CREAT | O_RDWR | O_CLOEXEC | O_NOFOLLOW, 0644);
+  Result<int> LockDir(const std::string& path) override {
+    const int fd = ::open(path.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
     if (fd < 0) return SysError("open(" + path + ")", errno);
     for (;;) {
       if (::flock(fd, LOCK_EX | LOCK_NB) == 0) return fd;
@@ -277,6 +277,10 @@ class PosixEnv : public Env {
     info.is_symlink = S_ISLNK(st.st_mode);
     info.is_regular = S_ISREG(st.st_mode);
     info.size = static_cast<uint64_t>(st.st_size);
+    info.device = static_cast<uint64_t>(st.st_dev);
+    info.inode = static_cast<uint64_t>(st.st_ino);
+    info.mtime_ns = st.st_mtim.tv_sec * 1000000000LL + st.st_mtim.tv_nsec;
+    info.ctime_ns = st.st_ctim.tv_sec * 1000000000LL + st.st_ctim.tv_nsec;
     return info;
   }
 

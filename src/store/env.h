@@ -25,6 +25,16 @@ struct FileInfo {
   bool is_symlink = false;  // only from Lstat
   bool is_regular = false;
   uint64_t size = 0;
+  // Which file and which version of it: a write through the file system changes the times
+  // (what a verified payload's stamp is checked against, durable_store.h).
+  uint64_t device = 0;
+  uint64_t inode = 0;
+  int64_t mtime_ns = 0;
+  int64_t ctime_ns = 0;
+  bool SameVersion(const FileInfo& o) const {
+    return device == o.device && inode == o.inode && size == o.size && mtime_ns == o.mtime_ns &&
+           ctime_ns == o.ctime_ns;
+  }
 };
 
 // What statfs/statvfs know about the file system holding a path.
@@ -101,10 +111,10 @@ class Env {
   virtual Result<FileInfo> Stat(const std::string& path) = 0;
   // Like Stat, but a symbolic link is described itself, not followed (lstat(2)).
   virtual Result<FileInfo> Lstat(const std::string& path) = 0;
-  // Opens (creating) `path` and takes an exclusive flock(2) on it without waiting; the lock
-  // lasts while the returned descriptor is open. Busy (held by another open file): an error
-  // with errno EWOULDBLOCK.
-  virtual Result<int> LockFile(const std::string& path) = 0;
+  // Opens the directory `path` (not following a symlink) and takes an exclusive flock(2) on
+  // it without waiting; the lock lasts while the returned descriptor is open. Busy (held by
+  // another open file): an error with errno EWOULDBLOCK.
+  virtual Result<int> LockDir(const std::string& path) = 0;
   virtual Result<FsInfo> StatFs(const std::string& path) = 0;
 
   // Called by the index's VFS shim before SQLite writes, truncates or syncs one of the
@@ -172,7 +182,7 @@ class EnvWrapper : public Env {
   }
   Result<FileInfo> Stat(const std::string& path) override { return target_->Stat(path); }
   Result<FileInfo> Lstat(const std::string& path) override { return target_->Lstat(path); }
-  Result<int> LockFile(const std::string& path) override { return target_->LockFile(path); }
+  Result<int> LockDir(const std::string& path) override { return target_->LockDir(path); }
   Result<FsInfo> StatFs(const std::string& path) override { return target_->StatFs(path); }
   Status BeforeIndexIo(IndexIo op, const std::string& path) override {
     return target_->BeforeIndexIo(op, path);

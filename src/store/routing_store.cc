@@ -14,6 +14,15 @@ Result<std::optional<RetainedDelivery>> RoutingStore::LookupVerified(const std::
   return volatile_->LookupVerified(id);
 }
 
+Result<std::unique_ptr<PayloadWriter>> RoutingStore::Begin(const DeliveryMeta& meta,
+                                                           RetentionClass retention) {
+  if (!meta.supersedes_weaker) return For(retention).Begin(meta, retention);
+  WRIT_ASSIGN_OR_RETURN(auto held, Lookup(meta.id));
+  WRIT_ASSIGN_OR_RETURN(auto writer, For(retention).Begin(meta, retention));
+  if (held) writer->KeepWeakerPromise(held->held_until_ms);
+  return writer;
+}
+
 Status RoutingStore::AppendReceipt(const std::string& id, const std::string& receipt_json) {
   // The durable store knows committed deliveries that Lookup does not show yet.
   Status s = durable_->AppendReceipt(id, receipt_json);

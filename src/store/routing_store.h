@@ -18,10 +18,9 @@ class RoutingStore : public Store {
   bool Offers(RetentionClass retention) const override { return For(retention).Offers(retention); }
   Result<std::optional<RetainedDelivery>> Lookup(const std::string& id) override;
   Result<std::optional<RetainedDelivery>> LookupVerified(const std::string& id) override;
+  // An upgrade carries the held copy's promise (DeliveryMeta::weaker_held_until_ms).
   Result<std::unique_ptr<PayloadWriter>> Begin(const DeliveryMeta& meta,
-                                               RetentionClass retention) override {
-    return For(retention).Begin(meta, retention);
-  }
+                                               RetentionClass retention) override;
   Status AppendReceipt(const std::string& id, const std::string& receipt_json) override;
   // The durable store is asked once, not once per receipt.
   Status AppendReceipts(const std::string& id, const std::vector<std::string>& receipts) override;

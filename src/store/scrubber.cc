@@ -65,7 +65,7 @@ bool Scrubber::Pass() {
   paced_ = 0;
   bool stopped = false;
   for (const IndexRow& row : *rows) {
-    Status s = store_.Stream(row, [&](std::span<const uint8_t> block) {
+    Status s = store_.StreamAndStamp(row, [&](std::span<const uint8_t> block) {
       if (!Pace(block.size())) {
         stopped = true;
         return Status::Cancelled("scrub stopped");

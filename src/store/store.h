@@ -78,6 +78,11 @@ class PayloadWriter {
   virtual void SetDigest(std::vector<uint8_t> digest) = 0;
   // Makes the delivery retained at its class, with the receipts issued so far.
   virtual Result<RetentionEvidence> Commit(const std::vector<std::string>& receipts) = 0;
+  // An upgrade (DeliveryMeta::supersedes_weaker): the weaker copy was promised until
+  // `held_until_ms` (Unix ms; 0: until removed), and this copy is held at least as long,
+  // whatever its own class's time-to-live: an upgrade, whoever asks for it, never shortens
+  // a promise already made. Called by the store before any Write.
+  virtual void KeepWeakerPromise(uint64_t held_until_ms) { (void)held_until_ms; }
 };
 
 class Store {

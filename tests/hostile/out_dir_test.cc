@@ -3,12 +3,18 @@
 // inside DIR; a file already there with other bytes is never overwritten.
 #include "receiver/out_dir.h"
 
+#include <fcntl.h>
 #include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <cctype>
+#include <chrono>
+#include <csignal>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <future>
 #include <sstream>
 
 #include "requirement.h"
@@ -146,6 +152,82 @@ TEST(ServeOut, AMissingDirectoryIsRefusedAtStart) {
                               dir.File("id"), "--out", dir.File("missing")});
   EXPECT_NE(serve.exit_code, 0);
   EXPECT_NE(serve.err.find(dir.File("missing")), std::string::npos) << serve.err;
+}
+
+receiver::OutRead ReadFrom(const std::string& content) {
+  return [content](uint64_t offset, std::span<uint8_t> out) {
+    std::memcpy(out.data(), content.data() + offset, out.size());
+    return Status::Ok();
+  };
+}
+
+// A symlink planted at a delivery's name, to a file holding the delivery's bytes: before
+// O_NOFOLLOW the serve followed it and answered "same bytes" (an equality oracle on any
+// file it can read); now it is refused by name and left as it is.
+TEST(ServeOutPlanted, ASymlinkAtTheNameIsNeitherFollowedNorCompared) {
+  TempDir dir;
+  std::filesystem::create_directory(dir.File("out"));
+  const std::string secret = "the operator's secret\n";
+  std::ofstream(dir.File("secret")) << secret;
+  std::filesystem::create_symlink(dir.File("secret"), dir.File("out/guess"));
+  Status same =
+      receiver::PublishOutPayload(dir.File("out"), "guess", secret.size(), false, ReadFrom(secret));
+  EXPECT_FALSE(same.ok()) << "a symlink to the same bytes was answered as held";
+  EXPECT_NE(same.message().find("not a regular file"), std::string::npos) << same.ToString();
+  Status other = receiver::PublishOutPayload(dir.File("out"), "guess", secret.size(), false,
+                                             ReadFrom(std::string(secret.size(), 'x')));
+  EXPECT_EQ(other.message(), same.message()) << "the answer does not depend on the target";
+  EXPECT_TRUE(std::filesystem::is_symlink(dir.File("out/guess")));
+  EXPECT_EQ(Contents(dir.File("secret")), secret);
+  // A dangling symlink is refused too, not replaced.
+  std::filesystem::create_symlink(dir.File("nowhere"), dir.File("out/dangling"));
+  EXPECT_FALSE(
+      receiver::PublishOutPayload(dir.File("out"), "dangling", 3, false, ReadFrom("abc")).ok());
+  EXPECT_FALSE(std::filesystem::exists(dir.File("nowhere")));
+}
+
+// A FIFO planted at a delivery's name: an open for reading waited for a writer, holding the
+// connection (and the serve's drain) forever. Now it is refused at once.
+TEST(ServeOutPlanted, AFifoAtTheNameIsRefusedWithoutWaiting) {
+  TempDir dir;
+  std::filesystem::create_directory(dir.File("out"));
+  ASSERT_EQ(mkfifo(dir.File("out/pipe").c_str(), 0600), 0);
+  auto publish = std::async(std::launch::async, [&] {
+    return receiver::PublishOutPayload(dir.File("out"), "pipe", 3, false, ReadFrom("abc"));
+  });
+  const bool done = publish.wait_for(std::chrono::seconds(20)) == std::future_status::ready;
+  if (!done) {  // unblock the reader so that the test ends
+    const int w = open(dir.File("out/pipe").c_str(), O_WRONLY | O_NONBLOCK);
+    if (w >= 0) close(w);
+  }
+  ASSERT_TRUE(done) << "publishing over a FIFO blocked";
+  Status refused = publish.get();
+  EXPECT_FALSE(refused.ok());
+  EXPECT_NE(refused.message().find("not a regular file"), std::string::npos) << refused.ToString();
+}
+
+// Two-process: a FIFO at a delivery's name: the send is refused naming it (before, the
+// serve's connection blocked in open(2) and the sender waited with it), and SIGTERM then
+// ends the serve with 0.
+TEST(ServeOutPlanted, AFifoDoesNotHoldTheServePastItsDrainDeadline) {
+  REQUIRE_OR_FAIL(ProviderAvailable("tcp"), "the tcp provider cannot serve here");
+  TempDir dir;
+  std::filesystem::create_directory(dir.File("out"));
+  ASSERT_EQ(mkfifo(dir.File("out/pipe").c_str(), 0600), 0);
+  WritePatternFile(dir.File("data"), 9, 4096);
+  auto serve = Serve::Start(
+      "tcp", {"--identity", dir.File("id"), "--out", dir.File("out"), "--drain-timeout", "2s"});
+  ASSERT_TRUE(serve);
+  auto send = StartWrit({"send", dir.File("data"), "--to", serve->address(), "--id", "pipe"},
+                        dir.File("send.err"));
+  ASSERT_TRUE(send);
+  auto sent = send->Wait(std::chrono::seconds(60));
+  if (!sent.ok()) send->Kill(SIGKILL);
+  ASSERT_TRUE(sent.ok()) << "the send was held by the FIFO";
+  EXPECT_NE(*sent, 0);
+  EXPECT_NE(Contents(dir.File("send.err")).find("not a regular file"), std::string::npos)
+      << Contents(dir.File("send.err"));
+  EXPECT_EQ(serve->Stop(), 0);
 }
 
 // Percent-decoding, the inverse of OutName.

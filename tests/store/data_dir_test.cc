@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <fstream>
 #include <mutex>
+#include <thread>
 
 #include "store/durable_store.h"
 #include "store/quarantine.h"
@@ -109,6 +110,45 @@ TEST(DataDir, LookupVerifiedQuarantinesAPayloadDamagedInPlace) {
   EXPECT_TRUE(
       StoreDelivery(**store, MetaFor("x", bytes), bytes, RetentionClass::kPowerLoss).status.ok());
   EXPECT_EQ(ReadAll(**store, "x", bytes.size()), bytes);
+}
+
+// An answer from the store re-hashes a payload once per DurableOptions::verified_for, not
+// once per question: before, each of an unsigned peer's 60-byte queries re-hashed the whole
+// delivery. A payload written since its re-hash is re-hashed (and here quarantined) again.
+TEST(DataDir, AnswersReHashAPayloadOncePerStampNotOncePerQuestion) {
+  TempDir dir;
+  auto store = Open(dir.path());
+  ASSERT_TRUE(store.ok());
+  const auto bytes = Bytes(5, 300000);
+  ASSERT_TRUE(StoreDelivery(**store, MetaFor("asked", bytes), bytes, RetentionClass::kPowerLoss)
+                  .status.ok());
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));  // its times settle
+  const uint64_t before = (*store)->rehashes();
+  for (int i = 0; i < 100; ++i) {
+    auto held = (*store)->LookupVerified("asked");
+    ASSERT_TRUE(held.ok() && held->has_value());
+  }
+  EXPECT_EQ((*store)->rehashes() - before, 1u) << "100 questions, one re-hash";
+  Flip(dir.path() + "/" + Location(**store, "asked"));
+  auto damaged = (*store)->LookupVerified("asked");
+  ASSERT_TRUE(damaged.ok()) << damaged.status().ToString();
+  EXPECT_FALSE(damaged->has_value()) << "a payload written since its stamp is re-hashed";
+  EXPECT_EQ((*store)->rehashes() - before, 2u);
+}
+
+TEST(DataDir, WithoutAStampWindowEveryAnswerReHashes) {
+  TempDir dir;
+  DurableOptions options;
+  options.verified_for = std::chrono::milliseconds(0);
+  auto store = DurableStore::Open(dir.path(), options);
+  ASSERT_TRUE(store.ok());
+  const auto bytes = Bytes(6, 5000);
+  ASSERT_TRUE(StoreDelivery(**store, MetaFor("each", bytes), bytes, RetentionClass::kPowerLoss)
+                  .status.ok());
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  const uint64_t before = (*store)->rehashes();
+  for (int i = 0; i < 3; ++i) ASSERT_TRUE((*store)->LookupVerified("each").ok());
+  EXPECT_EQ((*store)->rehashes() - before, 3u);
 }
 
 TEST(DataDir, TheScrubQuarantinesWhatFailsAndLogsIt) {

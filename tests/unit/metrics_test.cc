@@ -8,8 +8,10 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <set>
 #include <sstream>
+#include <vector>
 
 #include "receiver/metrics_server.h"
 
@@ -172,6 +174,41 @@ TEST(MetricsHttp, ServesOverASocketAndStopsWithAClientMidRequest) {
   ASSERT_GE(silent, 0);
   server->reset();  // returns although `silent` is still connected, mid-request
   close(silent);
+}
+
+// 16 connections that never send a byte, then a scrape: it is answered while every one of
+// them is still open (before, the server held each silent client for its 5 s deadline in
+// turn, closing all 16 before it read the scrape: 80 s).
+TEST(MetricsHttp, SilentClientsDoNotDelayAScrape) {
+  auto server = MetricsServer::Start("127.0.0.1", 0, [] { return std::string("writ_up 1\n"); });
+  ASSERT_TRUE(server.ok()) << server.status().ToString();
+  std::vector<int> silent;
+  for (int i = 0; i < 16; ++i) {
+    silent.push_back(Connect(**server));
+    ASSERT_GE(silent.back(), 0);
+  }
+  const std::string ok = Exchange(Connect(**server), "GET /metrics HTTP/1.1\r\n\r\n");
+  EXPECT_EQ(ok.rfind("HTTP/1.1 200 OK", 0), 0u) << ok;
+  int still_open = 0;
+  for (int fd : silent) {
+    char byte;
+    const ssize_t n = recv(fd, &byte, 1, MSG_DONTWAIT);
+    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) ++still_open;
+    close(fd);
+  }
+  EXPECT_EQ(still_open, 16) << "the scrape waited for silent clients to be closed";
+}
+
+// More silent connections than the server serves at once: the oldest are closed to make
+// room, and a scrape is still answered.
+TEST(MetricsHttp, MoreSilentClientsThanSlotsDoNotLockOutAScrape) {
+  auto server = MetricsServer::Start("127.0.0.1", 0, [] { return std::string("writ_up 1\n"); });
+  ASSERT_TRUE(server.ok()) << server.status().ToString();
+  std::vector<int> silent;
+  for (size_t i = 0; i < kMaxMetricsClients + 8; ++i) silent.push_back(Connect(**server));
+  const std::string ok = Exchange(Connect(**server), "GET /metrics HTTP/1.1\r\n\r\n");
+  EXPECT_EQ(ok.rfind("HTTP/1.1 200 OK", 0), 0u) << ok;
+  for (int fd : silent) close(fd);
 }
 
 }  // namespace

@@ -107,6 +107,38 @@ TEST_F(ReceiptGroup, ClaimingAnotherLeafIndexFails) {
   EXPECT_EQ(Problem(j.dump()), "signature.path[0].side: 'right', but leaf 1 of 4 needs 'left'");
 }
 
+// Every other (leaf_index, leaves) pair, including those whose path has the same shape
+// (e.g. leaf 8 of 9 and leaf 4 of 5: one step, on the left), fails: the leaf binds both.
+TEST_F(ReceiptGroup, EveryOtherLeafIndexAndLeavesPairFails) {
+  for (size_t n : {2u, 3u, 5u, 6u, 9u}) {
+    const auto group = SignGroup(n, identity_);
+    for (size_t i = 0; i < n; ++i) {
+      for (uint64_t leaves = 1; leaves <= 2 * n + 1; ++leaves) {
+        for (uint64_t index = 0; index < leaves; ++index) {
+          if (index == i && leaves == n) continue;
+          SCOPED_TRACE("leaf " + std::to_string(i) + " of " + std::to_string(n) + " as " +
+                       std::to_string(index) + " of " + std::to_string(leaves));
+          auto j = Member(group, i);
+          j["signature"]["leaf_index"] = index;
+          j["signature"]["leaves"] = leaves;
+          EXPECT_NE(Problem(j.dump()), "");
+        }
+      }
+    }
+  }
+}
+
+TEST_F(ReceiptGroup, TheLastLeafOfNineCannotPassAsTheLastOfFive) {
+  // The case: the same path shape, so only the leaf's binding catches it.
+  auto j = Member(SignGroup(9, identity_), 8);
+  ASSERT_EQ(receipt::ExpectedSides(8, 9), receipt::ExpectedSides(4, 5));
+  j["signature"]["leaf_index"] = 4;
+  j["signature"]["leaves"] = 5;
+  EXPECT_EQ(Problem(j.dump()),
+            "signature.path: does not lead from this receipt to signature.root (the receipt or "
+            "its path changed after signing)");
+}
+
 TEST_F(ReceiptGroup, ChangingTheRootFails) {
   auto j = Member(SignGroup(3, identity_), 2);
   std::string root = j["signature"]["root"];
@@ -156,8 +188,8 @@ TEST_F(ReceiptGroup, AMissingPathIsNamed) {
 }
 
 TEST(Merkle, AnOddNodeIsPromotedNotDuplicated) {
-  std::vector<receipt::MerkleHash> leaves{receipt::LeafHash("a"), receipt::LeafHash("b"),
-                                          receipt::LeafHash("c")};
+  std::vector<receipt::MerkleHash> leaves{
+      receipt::LeafHash(0, 3, "a"), receipt::LeafHash(1, 3, "b"), receipt::LeafHash(2, 3, "c")};
   const auto levels = receipt::MerkleLevels(leaves);
   const auto ab = receipt::NodeHash(leaves[0], leaves[1]);
   EXPECT_EQ(levels.back().front(), receipt::NodeHash(ab, leaves[2]));
@@ -170,11 +202,11 @@ TEST(Merkle, AnOddNodeIsPromotedNotDuplicated) {
 }
 
 TEST(Merkle, LeavesAndNodesAreDomainSeparated) {
-  const auto a = receipt::LeafHash("a");
-  const auto b = receipt::LeafHash("b");
+  const auto a = receipt::LeafHash(0, 2, "a");
+  const auto b = receipt::LeafHash(1, 2, "b");
   std::string concatenated(reinterpret_cast<const char*>(a.data()), a.size());
   concatenated.append(reinterpret_cast<const char*>(b.data()), b.size());
-  EXPECT_NE(receipt::LeafHash(concatenated), receipt::NodeHash(a, b));
+  EXPECT_NE(receipt::LeafHash(0, 1, concatenated), receipt::NodeHash(a, b));
 }
 
 }  // namespace
