@@ -3,6 +3,8 @@
 #include "audit/rules.h"
 #include "writ/audit.h"
 
+#include <ios>
+
 namespace writ::audit {
 
 Result<EvidenceBundle> ParseBundle(std::string_view json_text) {
@@ -23,6 +25,8 @@ Result<EvidenceBundle> ParseBundle(std::istream& in) {
     (void)nlohmann::json::sax_parse(in, &reader);
     if (in.bad()) return Status::Io("reading the bundle failed");
     return reader.Finish();
+  } catch (const std::ios_base::failure&) {
+    return Status::Io("reading the bundle failed");
   } catch (const std::exception& e) {
     return Status::Internal(std::string("reading the bundle: ") + e.what());
   }
@@ -37,6 +41,9 @@ Result<AuditReport> AuditStream(std::istream& in) {
     auto bundle = reader.Finish();
     if (!bundle.ok()) return bundle.status();
     return internal::AuditOf(*bundle, &records);
+  } catch (const std::ios_base::failure&) {
+    // libstdc++'s file buffer throws when a read fails (EISDIR, EIO): an input error.
+    return Status::Io("reading the bundle failed");
   } catch (const std::exception& e) {
     return Status::Internal(std::string("reading the bundle: ") + e.what());
   }
