@@ -204,6 +204,23 @@ TEST_F(CliSend, NothingWrittenMeansBytesMovedIsFalse) {
   EXPECT_EQ(unreachable.json["bytes_moved"], false) << unreachable.out;
 }
 
+// Dedupe answers only the key that delivered: an unsigned re-send moves the bytes again,
+// and says so in one line naming the flag that avoids it (docs/cli.md).
+TEST_F(CliSend, AnUnsignedResendMovesTheBytesAgainAndSaysWhy) {
+  CommandRun first = RunWrit(Send({"--id", "u-1", "--json"}));
+  ASSERT_EQ(first.exit_code, 0) << first.err;
+  EXPECT_FALSE(Has(first.err, "--identity")) << "nothing was held before: " << first.err;
+  CommandRun again = RunWrit(Send({"--id", "u-1", "--json"}));
+  ASSERT_EQ(again.exit_code, 0) << again.err;
+  EXPECT_EQ(again.json["bytes_moved"], true) << again.out;
+  EXPECT_EQ(Count(again.err, "\n"), 1u) << again.err;
+  EXPECT_TRUE(Has(again.err, "u-1 was already retained")) << again.err;
+  EXPECT_TRUE(Has(again.err, "because this send is unsigned: with --identity DIR")) << again.err;
+  CommandRun text = RunWrit(Send({"--id", "u-1"}));
+  ASSERT_EQ(text.exit_code, 0) << text.err;
+  EXPECT_TRUE(Has(text.err, "--identity DIR")) << "human output too: " << text.err;
+}
+
 TEST_F(CliSend, StandardInputIsSentUnderTheIdGiven) {
   const std::string err = dir_.File("stdin.err");
   auto proc =

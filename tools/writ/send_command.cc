@@ -175,6 +175,7 @@ int RunSend(const SendFlags& flags) {
     out << OutcomeToEvidenceBundle(outcome) << '\n';
     if (!out) return ReportError(Status::Io("cannot write evidence to " + flags.evidence));
   }
+  std::cerr << UnsignedResendNote(outcome, !flags.identity.empty());
   if (flags.json) {
     std::cout << JsonWithTiming(outcome, options, timing) << std::endl;
   } else if (!outcome.delivery.id.empty()) {
