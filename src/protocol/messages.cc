@@ -12,7 +12,7 @@ using vocabulary::NameIn;
 using vocabulary::NameTable;
 using vocabulary::ParseIn;
 
-constexpr NameTable<RefuseReason, 12> kRefuseReasons{{
+constexpr NameTable<RefuseReason, 13> kRefuseReasons{{
     {RefuseReason::kAuth, "auth"},
     {RefuseReason::kSpace, "space"},
     {RefuseReason::kConflictingId, "conflicting id"},
@@ -25,6 +25,7 @@ constexpr NameTable<RefuseReason, 12> kRefuseReasons{{
     {RefuseReason::kValidation, "validation"},
     {RefuseReason::kRetention, "retention"},
     {RefuseReason::kShuttingDown, "shutting down"},
+    {RefuseReason::kProcessing, "processing"},
 }};
 
 constexpr NameTable<MessageType, 13> kMessageTypes{{

@@ -40,6 +40,7 @@ enum class RefuseReason : uint8_t {
   kValidation,    // the delivery failed its rule (digest or length mismatch)
   kRetention,     // the requested retention class cannot be reached (not offered, sync failed)
   kShuttingDown,  // the receiver is stopping: admits nothing new, or ended this delivery
+  kProcessing,    // the processing step (serve --exec) failed for this delivery
 };
 
 // The wire's own names; the public enums' names are writ/vocabulary.h's.

@@ -220,9 +220,20 @@ Status Connection::SendReceipt(InProgress& p, Receipt receipt) {
   return Status::Ok();
 }
 
+// An announce refused before it became a delivery ends no delivery, so it is counted here
+// as one refused (writ_deliveries_total{outcome="refused",rung="none"}).
+Status Connection::OnAnnounce(const protocol::Announce& a, bool bytes_in_slot) {
+  const size_t refused_before = refused_.size();
+  Status admitted = AdmitAnnounce(a, bytes_in_slot);
+  if (refused_.size() > refused_before && Find(a.delivery_id) == nullptr) {
+    core_.metrics.RefusedAtAnnounce(a.retention);
+  }
+  return admitted;
+}
+
 // Admission: the checks of admission.h in order, the first refusal ending it, then the
 // claims; what passes holds them in an AdmittedDelivery for as long as the delivery lasts.
-Status Connection::OnAnnounce(const protocol::Announce& a, bool bytes_in_slot) {
+Status Connection::AdmitAnnounce(const protocol::Announce& a, bool bytes_in_slot) {
   if (auto refusal = admission::NotShuttingDown(a, core_.shutdown.begun())) return Send(*refusal);
   if (auto refusal = admission::NotInProgressHere(a, Find(a.delivery_id) != nullptr)) {
     return Send(*refusal);
@@ -644,7 +655,7 @@ Status Connection::Process(InProgress& p, const protocol::Announce& a, const Del
   if (core_.shutdown.aborting()) return AbortForShutdown(a.delivery_id);
   Tell("delivery " + a.delivery_id + " refused: processing step '" + step.name +
        "' failed: " + ran.message());
-  return Refuse(a.delivery_id, RefuseReason::kInternal,
+  return Refuse(a.delivery_id, RefuseReason::kProcessing,
                 "processing step '" + step.name + "' failed: " + ran.message());
 }
 
@@ -722,6 +733,8 @@ void Connection::EndDelivery(const std::string& id) {
   ended.bytes = a.bytes;
   ended.retention = a.retention;
   ended.reached = p.delivery->reached;
+  ended.ladder_reached = p.delivery->ladder_reached;
+  ended.retained = p.delivery->retained;
   ended.seconds = SecondsSince(p.delivery->announced);
   for (auto& window : p.delivery->TakeWindows()) Revoke(window);
   // Its write may still land: the slot is given back when it does (or at the timeout).
@@ -831,6 +844,7 @@ void Connection::NoteRetained(const std::string& id) {
     if (d.id != id) continue;
     d.outcome = DeliveryOutcome::kRetained;
     d.reached = ReceiptRung::kRetained;
+    d.retained = true;
     core_.metrics.RungReached(ReceiptRung::kRetained, d.seconds);
   }
 }

@@ -92,7 +92,8 @@ TEST(Names, RefuseReasons) {
       {RefuseReason::kInternal, "internal"},
       {RefuseReason::kValidation, "validation"},
       {RefuseReason::kRetention, "retention"},
-      {RefuseReason::kShuttingDown, "shutting down"}};
+      {RefuseReason::kShuttingDown, "shutting down"},
+      {RefuseReason::kProcessing, "processing"}};
   for (const auto& [reason, name] : table) {
     EXPECT_EQ(RefuseReasonName(reason), name);
     auto parsed = ParseRefuseReason(name);
@@ -103,8 +104,9 @@ TEST(Names, RefuseReasons) {
   EXPECT_EQ(static_cast<int>(RefuseReason::kInternal), 9);
   EXPECT_EQ(static_cast<int>(RefuseReason::kRetention), 11);
   EXPECT_EQ(static_cast<int>(RefuseReason::kShuttingDown), 12);
+  EXPECT_EQ(static_cast<int>(RefuseReason::kProcessing), 13);
   EXPECT_FALSE(IsKnown(static_cast<RefuseReason>(0)));
-  EXPECT_FALSE(IsKnown(static_cast<RefuseReason>(13)));
+  EXPECT_FALSE(IsKnown(static_cast<RefuseReason>(14)));
 }
 
 TEST(Names, MessageTypesFollowTheVariantOrder) {
