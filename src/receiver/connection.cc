@@ -11,8 +11,10 @@
 #include "receiver/admission.h"
 #include "receiver/held_delivery_writer.h"
 #include "receiver/out_dir.h"
+#include "receiver/out_files.h"
 #include "receiver/peer_uid.h"
 #include "receiver/receiver_receipts.h"
+#include "store/lifecycle.h"
 
 namespace writ::receiver {
 namespace {
@@ -701,9 +703,22 @@ Status Connection::PublishOut(InProgress& p) {
   if (core_.options.out_dir.empty()) return Status::Ok();
   const protocol::Announce& a = p.delivery->announce();
   store::PayloadWriter& writer = p.delivery->writer();
-  return PublishOutPayload(
-      core_.options.out_dir, a.delivery_id, a.bytes, a.retention == RetentionClass::kPowerLoss,
-      [&writer](uint64_t offset, std::span<uint8_t> out) { return writer.Read(offset, out); });
+  auto publish = [&] {
+    return PublishOutPayload(
+        core_.options.out_dir, a.delivery_id, a.bytes, a.retention == RetentionClass::kPowerLoss,
+        [&writer](uint64_t offset, std::span<uint8_t> out) { return writer.Read(offset, out); });
+  };
+  Status published = publish();
+  // Other content under the id, and the store retains nothing under it (not a re-send, not
+  // an upgrade): the file outlived its delivery and must not block the id.
+  if (published.code() != ErrorCode::kRefused || p.delivery->redelivery || p.delivery->upgrade) {
+    return published;
+  }
+  WRIT_ASSIGN_OR_RETURN(
+      const std::string moved,
+      SetAsideStaleOutFiles(core_.options.out_dir, a.delivery_id, store::NowUnixMs()));
+  if (!moved.empty()) Tell(moved);
+  return publish();
 }
 
 Status Connection::PublishOutReceiptsOf(const protocol::Announce& a,

@@ -18,6 +18,7 @@
 #include "receiver/delivery_log.h"
 #include "receiver/metrics_server.h"
 #include "receiver/out_dir.h"
+#include "receiver/out_files.h"
 #include "receiver/read_region.h"
 #include "receiver/receiver_core.h"
 #include "receiver/receiver_start.h"
@@ -76,6 +77,7 @@ class ReceiverImpl : public Receiver {
  private:
   // Removes what expired while the receiver was down, then starts the expiry sweep.
   Status StartExpirySweep();
+  void RemoveOutOf(const std::string& id) const;
   // Waits until every connection's thread has ended or `deadline` passed; true if all did.
   bool WaitForConnections(std::chrono::steady_clock::time_point deadline);
   size_t DeliveriesInProgress();
@@ -232,10 +234,21 @@ Status ReceiverImpl::Init() {
 Status ReceiverImpl::StartExpirySweep() {
   // Often enough that a delivery outlives its promised time by about a second at most.
   constexpr auto kSweepPeriod = 1000ms;
-  (void)store::SweepExpired(*core_.store, store::NowUnixMs(), core_.options.on_store_event);
-  WRIT_ASSIGN_OR_RETURN(sweeper_, store::ExpirySweeper::Start(*core_.store, kSweepPeriod,
-                                                              core_.options.on_store_event));
+  auto remove_out = [this](const store::Removal& removal) { RemoveOutOf(removal.id); };
+  (void)store::SweepExpired(*core_.store, store::NowUnixMs(), core_.options.on_store_event,
+                            remove_out);
+  WRIT_ASSIGN_OR_RETURN(sweeper_,
+                        store::ExpirySweeper::Start(*core_.store, kSweepPeriod,
+                                                    core_.options.on_store_event, remove_out));
   return Status::Ok();
+}
+
+// A delivery the store no longer holds leaves no --out file behind (out_files.h).
+void ReceiverImpl::RemoveOutOf(const std::string& id) const {
+  if (core_.options.out_dir.empty()) return;
+  auto removed = RemoveOutFiles(core_.options.out_dir, id);
+  const std::string line = removed.ok() ? *removed : "out: " + removed.status().message();
+  if (!line.empty() && core_.options.on_store_event) core_.options.on_store_event(line);
 }
 
 Result<RemovedDelivery> ReceiverImpl::Remove(const std::string& id, bool force) {
@@ -244,6 +257,7 @@ Result<RemovedDelivery> ReceiverImpl::Remove(const std::string& id, bool force) 
     core_.options.on_store_event(store::RemovalLine(
         removal, force ? "removed by Receiver::Remove (forced)" : "removed by Receiver::Remove"));
   }
+  RemoveOutOf(removal.id);
   RemovedDelivery out;
   out.id = removal.id;
   out.retention = removal.retention;
