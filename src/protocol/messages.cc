@@ -28,7 +28,7 @@ constexpr NameTable<RefuseReason, 13> kRefuseReasons{{
     {RefuseReason::kProcessing, "processing"},
 }};
 
-constexpr NameTable<MessageType, 13> kMessageTypes{{
+constexpr NameTable<MessageType, 15> kMessageTypes{{
     {MessageType::kHello, "hello"},
     {MessageType::kAnnounce, "announce"},
     {MessageType::kGrant, "grant"},
@@ -42,6 +42,8 @@ constexpr NameTable<MessageType, 13> kMessageTypes{{
     {MessageType::kRing, "ring"},
     {MessageType::kDeliver, "deliver"},
     {MessageType::kSlotsFree, "slots-free"},
+    {MessageType::kRemove, "remove"},
+    {MessageType::kRemoveAnswer, "remove-answer"},
 }};
 
 }  // namespace

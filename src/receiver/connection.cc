@@ -14,6 +14,7 @@
 #include "receiver/out_files.h"
 #include "receiver/peer_uid.h"
 #include "receiver/receiver_receipts.h"
+#include "receiver/remote_removal.h"
 #include "store/lifecycle.h"
 
 namespace writ::receiver {
@@ -142,6 +143,8 @@ Status Connection::HandleMessage(const protocol::Message& message) {
   if (const auto* m = std::get_if<protocol::Commit>(&message)) return OnCommit(*m);
   if (const auto* m = std::get_if<protocol::Deliver>(&message)) return OnDeliver(*m);
   if (const auto* m = std::get_if<protocol::Query>(&message)) return OnQuery(*m);
+  // `writ rm`: answered whole by remote_removal.cc.
+  if (const auto* m = std::get_if<protocol::Remove>(&message)) return Send(AnswerRemove(core_, *m));
   if (const auto* m = std::get_if<protocol::Abort>(&message)) {
     if (Find(m->delivery_id) != nullptr) end_why_ = "the sender aborted it";
     EndDelivery(m->delivery_id);  // nothing when it is not in progress here

@@ -179,6 +179,12 @@ Status ReceiverImpl::Init() {
   if (!opt.allow_file.empty()) {
     WRIT_ASSIGN_OR_RETURN(core_.auth, receiver::SenderAuth::FromAllowFile(opt.allow_file));
   }
+  for (const std::string& hex : opt.admin_keys) {
+    auto key = receipt::ParsePublicKeyHex(hex);
+    if (!key.ok())
+      return Status::InvalidArgument("--admin-key " + hex + ": " + key.status().message());
+    core_.admin_keys.push_back(*key);
+  }
 
   fabric::NodeOptions node_options;
   node_options.provider.provider = opt.provider;

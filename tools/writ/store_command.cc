@@ -295,9 +295,9 @@ Result<std::unique_ptr<store::DurableStore>> OpenForRemoval(const std::string& d
   if (!opened.ok() &&
       opened.status().message().find("in use by another writ process") != std::string::npos) {
     return Status::Retention(opened.status().message() +
-                             "; writ store rm does not go through a running serve: stop it "
-                             "first, or remove through the program that embeds the receiver "
-                             "(Receiver::Remove)");
+                             "; writ store rm does not go through a running serve: remove "
+                             "through it with `writ rm ID --to HOST:PORT --identity DIR`, or "
+                             "stop it first");
   }
   return opened;
 }
