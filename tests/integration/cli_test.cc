@@ -160,10 +160,23 @@ TEST_F(CliSend, AForcedProgressBarAndTimingAreReportedWithJson) {
   ASSERT_EQ(run.exit_code, 0) << run.err;
   EXPECT_TRUE(Has(run.err, "100.0%")) << run.err;
   EXPECT_TRUE(Has(run.err, "/s")) << "a rate: " << run.err;
+  // After the last chunk: what it waits for, then the end.
+  EXPECT_TRUE(Has(run.err, "; validating")) << run.err;
+  EXPECT_TRUE(Has(run.err, "; done in ")) << run.err;
   EXPECT_TRUE(run.json.contains("timing")) << run.out;
   EXPECT_EQ(run.json["timing"]["bytes_written"], 4 * kMiB);
   EXPECT_TRUE(run.json["timing"]["elapsed_s"].is_number());
   EXPECT_TRUE(run.json["timing"]["bytes_per_second"].is_number());
+  // One rate: bytes written over the time to the last chunk, not to the last receipt.
+  const double write_s = run.json["timing"]["write_s"];
+  EXPECT_LE(write_s, run.json["timing"]["elapsed_s"].get<double>());
+  EXPECT_NEAR(run.json["timing"]["bytes_per_second"].get<double>(), 4 * kMiB / write_s, 1.0);
+  CommandRun durable = RunWrit(Send(
+      {"--id", "p-3", "--json", "--progress", "--until", "retained", "--retention", "volatile"}));
+  ASSERT_EQ(durable.exit_code, 0) << durable.err;
+  EXPECT_TRUE(Has(durable.err, "; waiting for the retained receipt") ||
+              Has(durable.err, "; done in "))
+      << durable.err;
   EXPECT_EQ(run.json["bytes_moved"], true);
   CommandRun quiet = RunWrit(Send({"--id", "p-2", "--json"}));
   ASSERT_EQ(quiet.exit_code, 0) << quiet.err;
