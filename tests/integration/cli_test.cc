@@ -171,12 +171,6 @@ TEST_F(CliSend, AForcedProgressBarAndTimingAreReportedWithJson) {
   const double write_s = run.json["timing"]["write_s"];
   EXPECT_LE(write_s, run.json["timing"]["elapsed_s"].get<double>());
   EXPECT_NEAR(run.json["timing"]["bytes_per_second"].get<double>(), 4 * kMiB / write_s, 1.0);
-  CommandRun durable = RunWrit(Send(
-      {"--id", "p-3", "--json", "--progress", "--until", "retained", "--retention", "volatile"}));
-  ASSERT_EQ(durable.exit_code, 0) << durable.err;
-  EXPECT_TRUE(Has(durable.err, "; waiting for the retained receipt") ||
-              Has(durable.err, "; done in "))
-      << durable.err;
   EXPECT_EQ(run.json["bytes_moved"], true);
   CommandRun quiet = RunWrit(Send({"--id", "p-2", "--json"}));
   ASSERT_EQ(quiet.exit_code, 0) << quiet.err;
