@@ -252,7 +252,7 @@ Status ReceiverImpl::StartExpirySweep() {
 // A delivery the store no longer holds leaves no --out file behind (out_files.h).
 void ReceiverImpl::RemoveOutOf(const std::string& id) const {
   if (core_.options.out_dir.empty()) return;
-  auto removed = RemoveOutFiles(core_.options.out_dir, id);
+  auto removed = receiver::RemoveOutFiles(core_.options.out_dir, id);
   const std::string line = removed.ok() ? *removed : "out: " + removed.status().message();
   if (!line.empty() && core_.options.on_store_event) core_.options.on_store_event(line);
 }
