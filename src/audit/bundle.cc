@@ -1,9 +1,9 @@
 // ParseBundle: writ.evidence/1 text → EvidenceBundle (see bundle_reader.h).
+#include <ios>
+
 #include "audit/bundle_reader.h"
 #include "audit/rules.h"
 #include "writ/audit.h"
-
-#include <ios>
 
 namespace writ::audit {
 

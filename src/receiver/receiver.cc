@@ -77,6 +77,7 @@ class ReceiverImpl : public Receiver {
  private:
   // Removes what expired while the receiver was down, then starts the expiry sweep.
   Status StartExpirySweep();
+  Status LoadSenderKeys();
   void RemoveOutOf(const std::string& id) const;
   // Waits until every connection's thread has ended or `deadline` passed; true if all did.
   bool WaitForConnections(std::chrono::steady_clock::time_point deadline);
@@ -176,15 +177,7 @@ Status ReceiverImpl::Init() {
   if (!identity.ok()) return identity.status().Annotate("receiver identity");
   core_.identity.emplace(std::move(identity).value());
   core_.signer = std::make_unique<receiver::ReceiptSigner>(*core_.identity);
-  if (!opt.allow_file.empty()) {
-    WRIT_ASSIGN_OR_RETURN(core_.auth, receiver::SenderAuth::FromAllowFile(opt.allow_file));
-  }
-  for (const std::string& hex : opt.admin_keys) {
-    auto key = receipt::ParsePublicKeyHex(hex);
-    if (!key.ok())
-      return Status::InvalidArgument("--admin-key " + hex + ": " + key.status().message());
-    core_.admin_keys.push_back(*key);
-  }
+  WRIT_RETURN_IF_ERROR(LoadSenderKeys());
 
   fabric::NodeOptions node_options;
   node_options.provider.provider = opt.provider;
@@ -234,6 +227,21 @@ Status ReceiverImpl::Init() {
   core_.progress = progress_.get();
   WRIT_RETURN_IF_ERROR(StartMetrics());
   WRIT_RETURN_IF_ERROR(StartThread(accept_thread_, "the accept thread", [this] { AcceptLoop(); }));
+  return Status::Ok();
+}
+
+// The allow list (--allow) and the operator keys (--admin-key).
+Status ReceiverImpl::LoadSenderKeys() {
+  const ReceiverOptions& opt = core_.options;
+  if (!opt.allow_file.empty()) {
+    WRIT_ASSIGN_OR_RETURN(core_.auth, receiver::SenderAuth::FromAllowFile(opt.allow_file));
+  }
+  for (const std::string& hex : opt.admin_keys) {
+    auto key = receipt::ParsePublicKeyHex(hex);
+    if (!key.ok())
+      return Status::InvalidArgument("--admin-key " + hex + ": " + key.status().message());
+    core_.admin_keys.push_back(*key);
+  }
   return Status::Ok();
 }
 

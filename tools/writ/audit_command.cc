@@ -34,7 +34,8 @@ Result<audit::AuditReport> AuditFile(const std::string& path) {
   // stream library's own words; it is named here as what it is.
   struct stat st {};
   if (::stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode))
-    return Status::InvalidArgument("cannot read " + path + ": it is a directory, not a bundle file");
+    return Status::InvalidArgument("cannot read " + path +
+                                   ": it is a directory, not a bundle file");
   std::ifstream file(path, std::ios::binary);
   if (!file) return Status::InvalidArgument("cannot read " + path + ": " + std::strerror(errno));
   auto report = audit::AuditStream(file);
