@@ -27,7 +27,7 @@ static_assert(std::is_same_v<std::variant_alternative_t<11, Message>, Deliver>);
 static_assert(std::is_same_v<std::variant_alternative_t<12, Message>, SlotsFree>);
 static_assert(std::is_same_v<std::variant_alternative_t<13, Message>, Remove>);
 static_assert(std::is_same_v<std::variant_alternative_t<14, Message>, RemoveAnswer>);
-static_assert(std::variant_size_v<Message> == 13);
+static_assert(std::variant_size_v<Message> == 15);
 
 void Put(WireWriter& w, const Hello& m) {
   w.U16(m.version);
