@@ -156,6 +156,8 @@ Result<std::unique_ptr<store::Store>> OpenDurableStore(
 
 Status ReceiverImpl::Init() {
   const ReceiverOptions& opt = core_.options;
+  // Malformed keys are refused before anything is created.
+  WRIT_RETURN_IF_ERROR(LoadSenderKeys());
   protocol::Limits limits;
   limits.max_frame_bytes = opt.max_message_bytes;
   auto listener = protocol::ControlListener::Listen(opt.listen_host, opt.listen_port, limits);
@@ -177,7 +179,6 @@ Status ReceiverImpl::Init() {
   if (!identity.ok()) return identity.status().Annotate("receiver identity");
   core_.identity.emplace(std::move(identity).value());
   core_.signer = std::make_unique<receiver::ReceiptSigner>(*core_.identity);
-  WRIT_RETURN_IF_ERROR(LoadSenderKeys());
 
   fabric::NodeOptions node_options;
   node_options.provider.provider = opt.provider;
