@@ -3,6 +3,7 @@
 // delivery behind it is moved aside (logged) instead of refusing the id "conflicting id".
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <sstream>

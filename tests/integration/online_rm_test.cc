@@ -11,6 +11,8 @@
 namespace writ::testing {
 namespace {
 
+using namespace std::chrono_literals;
+
 std::string PublicKeyHexOf(const std::string& identity_dir) {
   CommandRun shown = RunWrit({"key", "show", "--identity", identity_dir});
   EXPECT_EQ(shown.exit_code, 0) << shown.err;
