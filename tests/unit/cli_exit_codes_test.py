@@ -79,7 +79,7 @@ def cases(tmp):
         (("audit",), ["audit", missing], "usage"),
         (("audit",), ["audit", not_a_dir], "usage"),
         (("verify",), ["verify", missing], "usage"),
-        (("verify",), ["verify", not_a_dir, "--key", "zz"], "usage"),
+        (("verify",), ["verify", not_a_dir], "invalid"),  # readable, not a receipt
         (("providers",), ["providers", "--bogus"], "usage"),
         (("key",), ["key"], "usage"),
         (("key", "show"), ["key", "show", "--identity", os.path.join(not_a_dir, "sub")], "usage"),
