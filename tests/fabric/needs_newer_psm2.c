@@ -3,4 +3,4 @@
  * load while the stand-in libpsm2.so.2 meets its dependency. */
 extern int psm2_am_register_handlers(void);
 
-int writ_needs_newer_psm2(void) { return psm2_am_register_handlers != 0; }
+int (*writ_needs_newer_psm2(void))(void) { return psm2_am_register_handlers; }
