@@ -110,9 +110,10 @@ TEST(Names, RefuseReasons) {
 }
 
 TEST(Names, MessageTypesFollowTheVariantOrder) {
-  const std::string_view expected[] = {
-      "hello", "announce",     "grant",    "commit", "receipt", "refuse",    "abort",
-      "query", "query-answer", "receipts", "ring",   "deliver", "slots-free"};
+  const std::string_view expected[] = {"hello",        "announce", "grant",        "commit",
+                                       "receipt",      "refuse",   "abort",        "query",
+                                       "query-answer", "receipts", "ring",         "deliver",
+                                       "slots-free",   "remove",   "remove-answer"};
   const auto samples = testing::AllSamples();
   ASSERT_EQ(samples.size(), std::size(expected));
   for (size_t i = 0; i < samples.size(); ++i) {
@@ -120,7 +121,7 @@ TEST(Names, MessageTypesFollowTheVariantOrder) {
     EXPECT_EQ(static_cast<size_t>(TypeOf(samples[i])), i + 1);
   }
   EXPECT_EQ(MessageTypeName(static_cast<MessageType>(0)), "unknown");
-  EXPECT_EQ(MessageTypeName(static_cast<MessageType>(14)), "unknown");
+  EXPECT_EQ(MessageTypeName(static_cast<MessageType>(16)), "unknown");
 }
 
 }  // namespace
