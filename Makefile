@@ -1,6 +1,8 @@
 # The two commands a newcomer runs: `make demo` and `make test`.
 # Both install missing Debian packages first, then build.
 JOBS ?= 2
+# No "gmake[1]: Entering directory" lines from the builds make starts.
+MAKEFLAGS += --no-print-directory
 RELEASE := build/release
 ASAN := build/asan
 FUZZ := build/fuzz
@@ -15,9 +17,11 @@ deps:
 configure: deps
 	@cmake -S . -B $(RELEASE) -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
 
-# Only what the demo runs: the `writ` binary and the libraries it links.
+# Only what the demo runs: the `writ` binary and the libraries it links. Quiet unless the
+# build fails (scripts/quiet-build.sh); `make build` shows every line.
 writ: configure
-	@cmake --build $(RELEASE) -j$(JOBS) --target writ
+	@echo "building writ in $(RELEASE) (a first build takes a few minutes)"
+	@JOBS=$(JOBS) bash scripts/quiet-build.sh $(RELEASE) writ
 
 # The Python package for Debian's python3, in build/release/python (docs/python.md; pip
 # install is the way for a venv).

@@ -22,6 +22,7 @@ packages=(
   qemu-system-x86 busybox-static kmod cpio xz-utils iproute2
   rdma-core ibverbs-providers ibverbs-utils rdmacm-utils perftest
   systemd  # systemd-analyze: tests check packaging/systemd/writ-serve.service
+  strace   # Startup.TheWritProgramNeverScansKallsyms counts the opens of /proc/kallsyms
 )
 
 missing=()

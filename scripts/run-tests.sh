@@ -15,13 +15,14 @@ stages=("$@")
 # stage_config NAME: sets label, dir, targets (one or more, word-split) and cmake_args.
 stage_config() {
   case $1 in
-    release) label=release dir=build/release targets=all cmake_args=(-DCMAKE_BUILD_TYPE=RelWithDebInfo)
+    release) label=release dir=build/release targets=all
+             cmake_args=(-DCMAKE_BUILD_TYPE=RelWithDebInfo -DWRIT_WERROR=ON)
              ctest_args=() ;;
     # -O1: sanitizer runs stay quick without optimising away what ASan should see.
     # -g1: line tables, so reports keep file:line, at a fraction of full debug info's cost.
     asan) label=asan+ubsan dir=build/asan targets=all
           cmake_args=(-DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_FLAGS=-O1 -DCMAKE_CXX_FLAGS_DEBUG=-g1
-                      -DWRIT_SANITIZE=ON -DWRIT_PYTHON=OFF)
+                      -DWRIT_SANITIZE=ON -DWRIT_PYTHON=OFF -DWRIT_WERROR=ON)
           # No Python package: the interpreter is not sanitized, so an ASan-built extension
           # would not even load into it (the release stage runs the Python tests).
           # Not the `consumer` test: an outside project linking this build's -fsanitize libwrit
@@ -31,7 +32,7 @@ stage_config() {
     # clang: its CTest also runs -Wthread-safety over every src/ and tools/ file
     # (-fsyntax-only), so writ itself is not built here.
     fuzz) label="fuzz smoke" dir=build/fuzz targets="fuzzers writ_build_info"
-          cmake_args=(-DCMAKE_BUILD_TYPE=RelWithDebInfo -DWRIT_FUZZ=ON -DWRIT_BENCH=OFF
+          cmake_args=(-DCMAKE_BUILD_TYPE=RelWithDebInfo -DWRIT_FUZZ=ON -DWRIT_BENCH=OFF -DWRIT_WERROR=ON
                       -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++)
           ctest_args=() ;;
     *) echo "run-tests.sh: unknown stage $1" >&2; return 2 ;;

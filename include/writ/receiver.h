@@ -187,6 +187,9 @@ struct ReceiverOptions {
   std::string identity_dir;
   // Allowed senders' public keys (hex, one a line). Empty: any sender is admitted.
   std::string allow_file;
+  // Operator keys (hex public keys, `serve --admin-key`): a signed removal (`writ rm`) from
+  // one of them may remove any delivery; otherwise only the key that delivered it may.
+  std::vector<std::string> admin_keys;
 };
 
 // What Receiver::Shutdown did: deliveries that finished (retained) while it drained, and

@@ -63,6 +63,9 @@ struct SendOptions {
   // Without any progress (completion, grant, receipt) for this long: transport failure.
   std::chrono::milliseconds stall_timeout{60000};
   std::function<void(uint64_t bytes_done, uint64_t bytes_total)> progress;
+  // Called on the session's thread as each receipt arrives (after the last chunk: the
+  // receiver's phases, e.g. for a progress display).
+  std::function<void(ReceiptRung rung)> on_receipt;
   // Directory of the sender's Ed25519 identity (created on first use): signs the
   // announce (key, nonce, time) and the sender's own transport receipt, and holds the
   // digest cache (DIR/digest-cache). Empty: unsigned, no cache.
@@ -127,6 +130,8 @@ struct DeliveryOptions {
   std::chrono::milliseconds stall_timeout{60000};
   // Called on the session's thread as chunks complete.
   std::function<void(uint64_t bytes_done, uint64_t bytes_total)> progress;
+  // As SendOptions::on_receipt.
+  std::function<void(ReceiptRung rung)> on_receipt;
   SourcePath source = SourcePath::kAuto;
   // As SendOptions::digest: known to the caller, announced and not computed again.
   std::vector<uint8_t> digest;

@@ -38,6 +38,10 @@ def test_numpy_array_round_trip_with_its_sha256_checked(receiver_factory):
     assert outcome.source["path"] == "zero-copy"  # the array's own memory, no staging copy
     received, digest = seen["tensor-1"]
     assert digest == expected
+    # The PSM stand-ins are the `writ` program's alone: this process loads libfabric as
+    # built (src/fabric/psm_stand_ins.h), so another library's PSM is never a stand-in.
+    with open("/proc/self/maps") as maps:
+        assert "writ-psm-stand-in" not in maps.read()
     assert np.array_equal(received, array)
 
 

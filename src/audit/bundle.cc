@@ -1,4 +1,6 @@
 // ParseBundle: writ.evidence/1 text → EvidenceBundle (see bundle_reader.h).
+#include <ios>
+
 #include "audit/bundle_reader.h"
 #include "audit/rules.h"
 #include "writ/audit.h"
@@ -23,6 +25,8 @@ Result<EvidenceBundle> ParseBundle(std::istream& in) {
     (void)nlohmann::json::sax_parse(in, &reader);
     if (in.bad()) return Status::Io("reading the bundle failed");
     return reader.Finish();
+  } catch (const std::ios_base::failure&) {
+    return Status::Io("reading the bundle failed");
   } catch (const std::exception& e) {
     return Status::Internal(std::string("reading the bundle: ") + e.what());
   }
@@ -37,6 +41,9 @@ Result<AuditReport> AuditStream(std::istream& in) {
     auto bundle = reader.Finish();
     if (!bundle.ok()) return bundle.status();
     return internal::AuditOf(*bundle, &records);
+  } catch (const std::ios_base::failure&) {
+    // libstdc++'s file buffer throws when a read fails (EISDIR, EIO): an input error.
+    return Status::Io("reading the bundle failed");
   } catch (const std::exception& e) {
     return Status::Internal(std::string("reading the bundle: ") + e.what());
   }

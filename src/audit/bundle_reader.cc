@@ -99,7 +99,11 @@ std::string BundleReader::PathThrough(std::size_t n) const {
   for (std::size_t i = 0; i < n; ++i) {
     const Frame& frame = frames_[i];
     if (frame.is_array) {
-      path += "[" + std::to_string(frame.next_index - 1) + "]";
+      // Appended piece by piece: `"[" + std::to_string(...)` trips GCC 12's -Wrestrict
+      // false positive at -O3 (GCC bug 105329).
+      path += '[';
+      path += std::to_string(frame.next_index - 1);
+      path += ']';
     } else {
       path = Join(path, frame.key);
     }

@@ -26,13 +26,13 @@ bool Resolve(void* handle, const char* name, Fn& out, std::string& error) {
 
 Loaded Load() {
   Loaded loaded;
-  // On failure libfabric loads the real PSM libraries: their ~0.2 s start-up, nothing worse.
-  (void)LoadPsmStandIns();
-  // Never closed: libfabric keeps providers loaded for the life of the process.
-  void* handle = dlopen(kLibrary, RTLD_NOW | RTLD_LOCAL);
+  // With the PSM stand-ins only in a program that enabled them (psm_stand_ins.h); when
+  // libfabric does not load with them, it loads as built. Never closed: libfabric keeps
+  // providers loaded for the life of the process.
+  const LoadedLibrary library = LoadWithPsmStandIns(kLibrary);
+  void* handle = library.handle;
   if (handle == nullptr) {
-    const char* why = dlerror();
-    loaded.error = std::string("cannot load ") + kLibrary + ": " + (why ? why : "unknown error");
+    loaded.error = std::string("cannot load ") + kLibrary + ": " + library.error;
     return loaded;
   }
   LibfabricApi& api = loaded.api;

@@ -25,7 +25,9 @@ static_assert(std::is_same_v<std::variant_alternative_t<9, Message>, Receipts>);
 static_assert(std::is_same_v<std::variant_alternative_t<10, Message>, Ring>);
 static_assert(std::is_same_v<std::variant_alternative_t<11, Message>, Deliver>);
 static_assert(std::is_same_v<std::variant_alternative_t<12, Message>, SlotsFree>);
-static_assert(std::variant_size_v<Message> == 13);
+static_assert(std::is_same_v<std::variant_alternative_t<13, Message>, Remove>);
+static_assert(std::is_same_v<std::variant_alternative_t<14, Message>, RemoveAnswer>);
+static_assert(std::variant_size_v<Message> == 15);
 
 void Put(WireWriter& w, const Hello& m) {
   w.U16(m.version);
@@ -101,6 +103,20 @@ void Put(WireWriter& w, const Query& m) {
 }
 
 void Put(WireWriter& w, const QueryAnswer& m) {
+  w.String(m.delivery_id);
+  w.String(m.json);
+}
+
+void Put(WireWriter& w, const Remove& m) {
+  w.String(m.delivery_id);
+  w.U8(m.force);
+  w.Bytes(m.sender_key);
+  w.Bytes(m.nonce);
+  w.U64(m.time_ms);
+  w.Bytes(m.signature);
+}
+
+void Put(WireWriter& w, const RemoveAnswer& m) {
   w.String(m.delivery_id);
   w.String(m.json);
 }
@@ -250,6 +266,24 @@ Result<QueryAnswer> GetQueryAnswer(WireReader& r) {
   return m;
 }
 
+Result<Remove> GetRemove(WireReader& r) {
+  Remove m;
+  WRIT_ASSIGN_OR_RETURN(m.delivery_id, r.String("delivery_id"));
+  WRIT_ASSIGN_OR_RETURN(m.force, r.U8("force"));
+  WRIT_ASSIGN_OR_RETURN(m.sender_key, r.Bytes("sender_key"));
+  WRIT_ASSIGN_OR_RETURN(m.nonce, r.Bytes("nonce"));
+  WRIT_ASSIGN_OR_RETURN(m.time_ms, r.U64("time_ms"));
+  WRIT_ASSIGN_OR_RETURN(m.signature, r.Bytes("signature"));
+  return m;
+}
+
+Result<RemoveAnswer> GetRemoveAnswer(WireReader& r) {
+  RemoveAnswer m;
+  WRIT_ASSIGN_OR_RETURN(m.delivery_id, r.String("delivery_id"));
+  WRIT_ASSIGN_OR_RETURN(m.json, r.String("json"));
+  return m;
+}
+
 Result<Ring> GetRing(WireReader& r) {
   Ring m;
   WRIT_ASSIGN_OR_RETURN(m.window_id, r.U32("window_id"));
@@ -308,6 +342,8 @@ Result<Message> GetAny(MessageType type, WireReader& r) {
     case MessageType::kRing: return AsMessage(GetRing(r));
     case MessageType::kDeliver: return AsMessage(GetDeliver(r));
     case MessageType::kSlotsFree: return AsMessage(GetSlotsFree(r));
+    case MessageType::kRemove: return AsMessage(GetRemove(r));
+    case MessageType::kRemoveAnswer: return AsMessage(GetRemoveAnswer(r));
   }
   return Status::Malformed("frame.type: unknown message type " +
                            std::to_string(static_cast<int>(type)));
@@ -368,6 +404,10 @@ std::vector<uint8_t> AnnounceSigningBytes(const Announce& announce, std::string_
 
 std::vector<uint8_t> QuerySigningBytes(const Query& query, std::string_view receiver_id) {
   return SigningBytes("writ-query-v1", query, receiver_id);
+}
+
+std::vector<uint8_t> RemoveSigningBytes(const Remove& remove, std::string_view receiver_id) {
+  return SigningBytes("writ-remove-v1", remove, receiver_id);
 }
 
 std::vector<uint8_t> CommitSigningBytes(const Commit& commit, std::string_view receiver_id,

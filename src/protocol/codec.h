@@ -27,6 +27,7 @@ size_t EncodeAppend(const Message& message, std::vector<uint8_t>& out);
 // empty signature.
 // What a signed query's signature covers, bound to one receiver like an announce's.
 std::vector<uint8_t> QuerySigningBytes(const Query& query, std::string_view receiver_id);
+std::vector<uint8_t> RemoveSigningBytes(const Remove& remove, std::string_view receiver_id);
 std::vector<uint8_t> AnnounceSigningBytes(const Announce& announce, std::string_view receiver_id);
 // `string "writ-commit-v1"`, `string receiver_id`, `bytes` the announce's nonce, then the
 // commit payload with its signature empty.

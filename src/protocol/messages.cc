@@ -12,7 +12,7 @@ using vocabulary::NameIn;
 using vocabulary::NameTable;
 using vocabulary::ParseIn;
 
-constexpr NameTable<RefuseReason, 12> kRefuseReasons{{
+constexpr NameTable<RefuseReason, 13> kRefuseReasons{{
     {RefuseReason::kAuth, "auth"},
     {RefuseReason::kSpace, "space"},
     {RefuseReason::kConflictingId, "conflicting id"},
@@ -25,9 +25,10 @@ constexpr NameTable<RefuseReason, 12> kRefuseReasons{{
     {RefuseReason::kValidation, "validation"},
     {RefuseReason::kRetention, "retention"},
     {RefuseReason::kShuttingDown, "shutting down"},
+    {RefuseReason::kProcessing, "processing"},
 }};
 
-constexpr NameTable<MessageType, 13> kMessageTypes{{
+constexpr NameTable<MessageType, 15> kMessageTypes{{
     {MessageType::kHello, "hello"},
     {MessageType::kAnnounce, "announce"},
     {MessageType::kGrant, "grant"},
@@ -41,6 +42,8 @@ constexpr NameTable<MessageType, 13> kMessageTypes{{
     {MessageType::kRing, "ring"},
     {MessageType::kDeliver, "deliver"},
     {MessageType::kSlotsFree, "slots-free"},
+    {MessageType::kRemove, "remove"},
+    {MessageType::kRemoveAnswer, "remove-answer"},
 }};
 
 }  // namespace

@@ -40,6 +40,7 @@ enum class RefuseReason : uint8_t {
   kValidation,    // the delivery failed its rule (digest or length mismatch)
   kRetention,     // the requested retention class cannot be reached (not offered, sync failed)
   kShuttingDown,  // the receiver is stopping: admits nothing new, or ended this delivery
+  kProcessing,    // the processing step (serve --exec) failed for this delivery
 };
 
 // The wire's own names; the public enums' names are writ/vocabulary.h's.
@@ -193,8 +194,28 @@ struct SlotsFree {
   bool operator==(const SlotsFree&) const = default;
 };
 
+// client -> server: remove retained delivery `delivery_id` (`writ rm`). Always signed
+// (RemoveSigningBytes); allowed for the key that delivered it and the receiver's operator
+// keys (serve --admin-key). `force` (0 or 1): even before the time its receipt promised.
+struct Remove {
+  std::string delivery_id;
+  uint8_t force = 0;
+  std::vector<uint8_t> sender_key;
+  std::vector<uint8_t> nonce;
+  uint64_t time_ms = 0;
+  std::vector<uint8_t> signature;
+  bool operator==(const Remove&) const = default;
+};
+
+// server -> client: what was removed, as `writ store rm --json` prints it.
+struct RemoveAnswer {
+  std::string delivery_id;
+  std::string json;
+  bool operator==(const RemoveAnswer&) const = default;
+};
+
 using Message = std::variant<Hello, Announce, Grant, Commit, Receipt, Refuse, Abort, Query,
-                             QueryAnswer, Receipts, Ring, Deliver, SlotsFree>;
+                             QueryAnswer, Receipts, Ring, Deliver, SlotsFree, Remove, RemoveAnswer>;
 
 // The wire type code of each message; also the order of the variant plus one.
 enum class MessageType : uint8_t {
@@ -211,11 +232,13 @@ enum class MessageType : uint8_t {
   kRing = 11,
   kDeliver = 12,
   kSlotsFree = 13,
+  kRemove = 14,
+  kRemoveAnswer = 15,
 };
 
 MessageType TypeOf(const Message& message);
 // "hello", "announce", "grant", "commit", "receipt", "refuse", "abort", "query", "query-answer",
-// "receipts", "ring", "deliver", "slots-free".
+// "receipts", "ring", "deliver", "slots-free", "remove", "remove-answer".
 std::string_view MessageTypeName(MessageType type);
 std::string_view MessageTypeName(const Message& message);
 

@@ -259,6 +259,17 @@ Status Check(const QueryAnswer& m, const Checker& c) {
   return c.JsonObject("json", m.json);
 }
 
+Status Check(const Remove& m, const Checker& c) {
+  WRIT_RETURN_IF_ERROR(c.Id("delivery_id", m.delivery_id));
+  if (m.force > 1) return c.Fail("force", std::to_string(m.force) + ", expected 0 or 1");
+  return CheckSignedFields(m, c);
+}
+
+Status Check(const RemoveAnswer& m, const Checker& c) {
+  WRIT_RETURN_IF_ERROR(c.Id("delivery_id", m.delivery_id));
+  return c.JsonObject("json", m.json);
+}
+
 Status Check(const Ring& m, const Checker& c) {
   if (m.window_id == 0 || m.window_id > 0xFFFF) {
     return c.Fail("window_id", std::to_string(m.window_id) + ", expected 1 to 65535");

@@ -11,8 +11,11 @@
 #include "receiver/admission.h"
 #include "receiver/held_delivery_writer.h"
 #include "receiver/out_dir.h"
+#include "receiver/out_files.h"
 #include "receiver/peer_uid.h"
 #include "receiver/receiver_receipts.h"
+#include "receiver/remote_removal.h"
+#include "store/lifecycle.h"
 
 namespace writ::receiver {
 namespace {
@@ -142,6 +145,8 @@ Status Connection::HandleMessage(const protocol::Message& message) {
   if (const auto* m = std::get_if<protocol::Commit>(&message)) return OnCommit(*m);
   if (const auto* m = std::get_if<protocol::Deliver>(&message)) return OnDeliver(*m);
   if (const auto* m = std::get_if<protocol::Query>(&message)) return OnQuery(*m);
+  // `writ rm`: answered whole by remote_removal.cc.
+  if (const auto* m = std::get_if<protocol::Remove>(&message)) return Send(AnswerRemove(core_, *m));
   if (const auto* m = std::get_if<protocol::Abort>(&message)) {
     if (Find(m->delivery_id) != nullptr) end_why_ = "the sender aborted it";
     EndDelivery(m->delivery_id);  // nothing when it is not in progress here
@@ -231,9 +236,20 @@ Status Connection::SendReceipt(InProgress& p, Receipt receipt) {
   return Status::Ok();
 }
 
+// An announce refused before it became a delivery ends no delivery, so it is counted here
+// as one refused (writ_deliveries_total{outcome="refused",rung="none"}).
+Status Connection::OnAnnounce(const protocol::Announce& a, bool bytes_in_slot) {
+  const size_t refused_before = refused_.size();
+  Status admitted = AdmitAnnounce(a, bytes_in_slot);
+  if (refused_.size() > refused_before && Find(a.delivery_id) == nullptr) {
+    core_.metrics.RefusedAtAnnounce(a.retention);
+  }
+  return admitted;
+}
+
 // Admission: the checks of admission.h in order, the first refusal ending it, then the
 // claims; what passes holds them in an AdmittedDelivery for as long as the delivery lasts.
-Status Connection::OnAnnounce(const protocol::Announce& a, bool bytes_in_slot) {
+Status Connection::AdmitAnnounce(const protocol::Announce& a, bool bytes_in_slot) {
   if (auto refusal = admission::NotShuttingDown(a, core_.shutdown.begun())) return Send(*refusal);
   if (auto refusal = admission::NotInProgressHere(a, Find(a.delivery_id) != nullptr)) {
     return Send(*refusal);
@@ -659,7 +675,7 @@ Status Connection::Process(InProgress& p, const protocol::Announce& a, const Del
   if (core_.shutdown.aborting()) return AbortForShutdown(a.delivery_id);
   Tell("delivery " + a.delivery_id + " refused: processing step '" + step.name +
        "' failed: " + ran.message());
-  return Refuse(a.delivery_id, RefuseReason::kInternal,
+  return Refuse(a.delivery_id, RefuseReason::kProcessing,
                 "processing step '" + step.name + "' failed: " + ran.message());
 }
 
@@ -705,9 +721,22 @@ Status Connection::PublishOut(InProgress& p) {
   if (core_.options.out_dir.empty()) return Status::Ok();
   const protocol::Announce& a = p.delivery->announce();
   store::PayloadWriter& writer = p.delivery->writer();
-  return PublishOutPayload(
-      core_.options.out_dir, a.delivery_id, a.bytes, a.retention == RetentionClass::kPowerLoss,
-      [&writer](uint64_t offset, std::span<uint8_t> out) { return writer.Read(offset, out); });
+  auto publish = [&] {
+    return PublishOutPayload(
+        core_.options.out_dir, a.delivery_id, a.bytes, a.retention == RetentionClass::kPowerLoss,
+        [&writer](uint64_t offset, std::span<uint8_t> out) { return writer.Read(offset, out); });
+  };
+  Status published = publish();
+  // Other content under the id, and the store retains nothing under it (not a re-send, not
+  // an upgrade): the file outlived its delivery and must not block the id.
+  if (published.code() != ErrorCode::kRefused || p.delivery->redelivery || p.delivery->upgrade) {
+    return published;
+  }
+  WRIT_ASSIGN_OR_RETURN(
+      const std::string moved,
+      SetAsideStaleOutFiles(core_.options.out_dir, a.delivery_id, store::NowUnixMs()));
+  if (!moved.empty()) Tell(moved);
+  return publish();
 }
 
 Status Connection::PublishOutReceiptsOf(const protocol::Announce& a,
@@ -737,6 +766,8 @@ void Connection::EndDelivery(const std::string& id) {
   ended.bytes = a.bytes;
   ended.retention = a.retention;
   ended.reached = p.delivery->reached;
+  ended.ladder_reached = p.delivery->ladder_reached;
+  ended.retained = p.delivery->retained;
   ended.seconds = SecondsSince(p.delivery->announced);
   for (auto& window : p.delivery->TakeWindows()) Revoke(window);
   // Its write may still land: the slot is given back when it does (or at the timeout).
@@ -846,6 +877,7 @@ void Connection::NoteRetained(const std::string& id) {
     if (d.id != id) continue;
     d.outcome = DeliveryOutcome::kRetained;
     d.reached = ReceiptRung::kRetained;
+    d.retained = true;
     core_.metrics.RungReached(ReceiptRung::kRetained, d.seconds);
   }
 }

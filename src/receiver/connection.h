@@ -66,6 +66,7 @@ class Connection {
   Status HandleMessage(const protocol::Message& message);
   // `bytes_in_slot`: the announce of a `deliver`, whose bytes move whatever the store holds.
   Status OnAnnounce(const protocol::Announce& announce, bool bytes_in_slot = false);
+  Status AdmitAnnounce(const protocol::Announce& announce, bool bytes_in_slot);
   // Standing windows (standing_ring.h): a `deliver` admitted as its announce is, its commit
   // taken at once; its bytes are copied out of the slot once both it and the write's
   // notification are in.

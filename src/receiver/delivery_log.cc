@@ -18,10 +18,13 @@ std::string Milliseconds(double seconds) {
 std::string OutcomeSentence(const EndedDelivery& d) {
   std::string line = "outcome of delivery " + d.id + ": " + std::string(OutcomeName(d.outcome));
   if (!d.reason.empty()) line += " (" + d.reason + ")";
-  line += "; rung " + std::string(d.reached ? ReceiptRungName(*d.reached) : "none") + ", class " +
-          std::string(RetentionName(d.retention)) + ", " + std::to_string(d.bytes) +
-          " bytes, sender " + (d.sender_key.empty() ? "unsigned (" + d.peer + ")" : d.sender_key) +
-          ", " + Milliseconds(d.seconds);
+  // The sender's words: the ladder's rung, then the retention class reached (or none).
+  line +=
+      "; reached: " + std::string(d.ladder_reached ? ReceiptRungName(*d.ladder_reached) : "none") +
+      ", retention " + std::string(d.retained ? RetentionName(d.retention) : "none") + ", " +
+      std::to_string(d.bytes) + " bytes, sender " +
+      (d.sender_key.empty() ? "unsigned (" + d.peer + ")" : d.sender_key) + ", " +
+      Milliseconds(d.seconds);
   if (!d.detail.empty()) line += ": " + d.detail;
   return line;
 }
@@ -65,6 +68,11 @@ double SecondsSince(std::chrono::steady_clock::time_point since) {
 
 void NoteRung(ReceiverCore& core, InboundDelivery& delivery, ReceiptRung rung) {
   delivery.reached = rung;
+  if (rung == ReceiptRung::kRetained) {
+    delivery.retained = true;
+  } else {
+    delivery.ladder_reached = rung;
+  }
   core.metrics.RungReached(rung, SecondsSince(delivery.announced));
   if (rung == ReceiptRung::kReceived) core.metrics.BytesReceived(delivery.announce().bytes);
 }
@@ -106,13 +114,25 @@ void ReportEnded(ReceiverCore& core, const EndedDelivery& d) {
   core.options.on_event(event);
 }
 
+LogEvent::Level RoutedLineLevel(const std::string& line) {
+  const auto has = [&line](std::string_view what) { return line.find(what) != std::string::npos; };
+  // What the receiver does on its own schedule, as configured: no one need act on it.
+  const bool routine = (line.rfind("store: removed delivery ", 0) == 0 &&
+                        has("its time-to-live passed") && !has("PROMISE BROKEN")) ||
+                       line.rfind("shutting down: ", 0) == 0 ||
+                       has(" closed: the receiver is shutting down") ||
+                       has(" closed: idle (no delivery in progress") ||
+                       has(" closed: no announce or query within the handshake timeout");
+  return routine ? LogEvent::Level::kInfo : LogEvent::Level::kWarning;
+}
+
 void RouteLinesToEvents(ReceiverOptions& options) {
   if (!options.on_event) return;
   auto route = [sink = options.on_event](std::function<void(const std::string&)> also,
                                          const char* kind) {
     return [sink, also = std::move(also), kind](const std::string& line) {
       if (also) also(line);
-      sink(LogEvent{LogEvent::Level::kWarning, kind, line, {}});
+      sink(LogEvent{RoutedLineLevel(line), kind, line, {}});
     };
   };
   options.on_store_event = route(std::move(options.on_store_event), "store");

@@ -25,8 +25,10 @@ struct EndedDelivery {
   std::string peer;        // the control connection's HOST:PORT
   uint64_t bytes = 0;
   RetentionClass retention = RetentionClass::kVolatile;
-  std::optional<ReceiptRung> reached;  // the highest receipt rung issued
-  double seconds = 0;                  // from its announce to its end
+  std::optional<ReceiptRung> reached;         // the highest receipt rung issued
+  std::optional<ReceiptRung> ladder_reached;  // the highest below `retained`
+  bool retained = false;                      // `retained` issued: `retention` was reached
+  double seconds = 0;                         // from its announce to its end
   DeliveryOutcome outcome = DeliveryOutcome::kAborted;
   std::string reason;  // a refusal's reason
   std::string detail;  // why it was refused or aborted
@@ -65,8 +67,12 @@ void ReportEnded(ReceiverCore& core, const EndedDelivery& ended);
 // shutdown, so that the last second's deliveries are not left uncounted).
 void ReportRetainedSummary(ReceiverCore& core);
 
+// The level of a store or connection line: info for the routine ones (an expiry, a
+// shutdown, an idle or silent connection closed), warning for everything else.
+LogEvent::Level RoutedLineLevel(const std::string& line);
+
 // `options` with its on_store_event and on_connection_event lines also reaching on_event
-// (as "store" and "connection" warnings), when on_event is set.
+// (as "store" and "connection" events at RoutedLineLevel), when on_event is set.
 void RouteLinesToEvents(ReceiverOptions& options);
 
 }  // namespace writ::receiver

@@ -117,6 +117,10 @@ class InboundDelivery {
   // For the log and the metrics (delivery_log.h): when it was admitted, its highest rung.
   std::chrono::steady_clock::time_point announced = std::chrono::steady_clock::now();
   std::optional<ReceiptRung> reached;
+  // The highest rung below `retained`, and whether `retained` was issued: the log's words
+  // are the sender's ("reached: validated, retention volatile").
+  std::optional<ReceiptRung> ladder_reached;
+  bool retained = false;
 
  private:
   Status ConsumeWindow(LiveWindow& w);

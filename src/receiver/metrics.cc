@@ -92,6 +92,12 @@ void Metrics::DeliveryEnded(DeliveryOutcome outcome, ReceiptRung reached,
   Count(deliveries_[static_cast<size_t>(outcome)][rung][cls]);
 }
 
+void Metrics::RefusedAtAnnounce(RetentionClass retention) {
+  const size_t cls = static_cast<size_t>(retention) - 1;
+  if (cls >= 3) return;
+  Count(deliveries_[static_cast<size_t>(DeliveryOutcome::kRefused)][0][cls]);
+}
+
 void Metrics::Refused(protocol::RefuseReason reason) {
   const size_t index = static_cast<size_t>(reason);
   if (index < refusals_.size()) Count(refusals_[index]);

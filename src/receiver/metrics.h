@@ -51,6 +51,8 @@ class Metrics {
  public:
   // `reached`: the highest receipt rung issued, nullopt-like kTransport when none.
   void DeliveryEnded(DeliveryOutcome outcome, ReceiptRung reached, RetentionClass retention);
+  // Refused at its announce, before any receipt: outcome "refused", rung "none".
+  void RefusedAtAnnounce(RetentionClass retention);
   // A receipt rung issued `seconds` after its delivery's announce.
   void RungReached(ReceiptRung rung, double seconds) { Rung(rung).Observe(seconds); }
   void BytesReceived(uint64_t bytes) { received_bytes_.fetch_add(bytes, kRelaxed); }

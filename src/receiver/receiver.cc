@@ -18,6 +18,7 @@
 #include "receiver/delivery_log.h"
 #include "receiver/metrics_server.h"
 #include "receiver/out_dir.h"
+#include "receiver/out_files.h"
 #include "receiver/read_region.h"
 #include "receiver/receiver_core.h"
 #include "receiver/receiver_start.h"
@@ -94,6 +95,8 @@ class ReceiverImpl : public Receiver {
  private:
   // Removes what expired while the receiver was down, then starts the expiry sweep.
   Status StartExpirySweep();
+  Status LoadSenderKeys();
+  void RemoveOutOf(const std::string& id) const;
   // Waits until every connection's thread has ended or `deadline` passed; true if all did.
   bool WaitForConnections(std::chrono::steady_clock::time_point deadline);
   size_t DeliveriesInProgress();
@@ -171,6 +174,8 @@ Result<std::unique_ptr<store::Store>> OpenDurableStore(
 
 Status ReceiverImpl::Init() {
   const ReceiverOptions& opt = core_.options;
+  // Malformed keys are refused before anything is created.
+  WRIT_RETURN_IF_ERROR(LoadSenderKeys());
   protocol::Limits limits;
   limits.max_frame_bytes = opt.max_message_bytes;
   auto listener = protocol::ControlListener::Listen(opt.listen_host, opt.listen_port, limits);
@@ -195,9 +200,6 @@ Status ReceiverImpl::Init() {
   WRIT_ASSIGN_OR_RETURN(core_.signing_id,
                         SigningIdOf(core_.issuer, *core_.identity, limits.max_id_bytes));
   core_.signer = std::make_unique<receiver::ReceiptSigner>(*core_.identity);
-  if (!opt.allow_file.empty()) {
-    WRIT_ASSIGN_OR_RETURN(core_.auth, receiver::SenderAuth::FromAllowFile(opt.allow_file));
-  }
 
   fabric::NodeOptions node_options;
   node_options.provider.provider = opt.provider;
@@ -250,13 +252,39 @@ Status ReceiverImpl::Init() {
   return Status::Ok();
 }
 
+// The allow list (--allow) and the operator keys (--admin-key).
+Status ReceiverImpl::LoadSenderKeys() {
+  const ReceiverOptions& opt = core_.options;
+  if (!opt.allow_file.empty()) {
+    WRIT_ASSIGN_OR_RETURN(core_.auth, receiver::SenderAuth::FromAllowFile(opt.allow_file));
+  }
+  for (const std::string& hex : opt.admin_keys) {
+    auto key = receipt::ParsePublicKeyHex(hex);
+    if (!key.ok())
+      return Status::InvalidArgument("--admin-key " + hex + ": " + key.status().message());
+    core_.admin_keys.push_back(*key);
+  }
+  return Status::Ok();
+}
+
 Status ReceiverImpl::StartExpirySweep() {
   // Often enough that a delivery outlives its promised time by about a second at most.
   constexpr auto kSweepPeriod = 1000ms;
-  (void)store::SweepExpired(*core_.store, store::NowUnixMs(), core_.options.on_store_event);
-  WRIT_ASSIGN_OR_RETURN(sweeper_, store::ExpirySweeper::Start(*core_.store, kSweepPeriod,
-                                                              core_.options.on_store_event));
+  auto remove_out = [this](const store::Removal& removal) { RemoveOutOf(removal.id); };
+  (void)store::SweepExpired(*core_.store, store::NowUnixMs(), core_.options.on_store_event,
+                            remove_out);
+  WRIT_ASSIGN_OR_RETURN(sweeper_,
+                        store::ExpirySweeper::Start(*core_.store, kSweepPeriod,
+                                                    core_.options.on_store_event, remove_out));
   return Status::Ok();
+}
+
+// A delivery the store no longer holds leaves no --out file behind (out_files.h).
+void ReceiverImpl::RemoveOutOf(const std::string& id) const {
+  if (core_.options.out_dir.empty()) return;
+  auto removed = receiver::RemoveOutFiles(core_.options.out_dir, id);
+  const std::string line = removed.ok() ? *removed : "out: " + removed.status().message();
+  if (!line.empty() && core_.options.on_store_event) core_.options.on_store_event(line);
 }
 
 Result<RemovedDelivery> ReceiverImpl::Remove(const std::string& id, bool force) {
@@ -265,6 +293,7 @@ Result<RemovedDelivery> ReceiverImpl::Remove(const std::string& id, bool force) 
     core_.options.on_store_event(store::RemovalLine(
         removal, force ? "removed by Receiver::Remove (forced)" : "removed by Receiver::Remove"));
   }
+  RemoveOutOf(removal.id);
   RemovedDelivery out;
   out.id = removal.id;
   out.retention = removal.retention;

@@ -42,14 +42,15 @@ struct ReceiverCore {
   std::unique_ptr<DigestPool> digests;
   NotificationRouter router;
   std::unique_ptr<store::Store> store;
-  ReceiptContext context;                     // for receipts this receiver issues
-  std::vector<uint8_t> fabric_address;        // sent in Hello
-  std::optional<receipt::Identity> identity;  // signs every receipt
-  std::unique_ptr<ReceiptSigner> signer;      // with `identity`, for every connection
-  SenderAuth auth;                            // --allow
-  ShutdownState shutdown;                     // Receiver::Shutdown: admission, drain, abort
-  Metrics metrics;                            // counted by connections, rendered on a scrape
-  RetainedSummary retained_summary;           // the "deliveries" log line (delivery_log.h)
+  ReceiptContext context;                      // for receipts this receiver issues
+  std::vector<uint8_t> fabric_address;         // sent in Hello
+  std::optional<receipt::Identity> identity;   // signs every receipt
+  std::unique_ptr<ReceiptSigner> signer;       // with `identity`, for every connection
+  SenderAuth auth;                             // --allow
+  std::vector<receipt::PublicKey> admin_keys;  // --admin-key: may remove any delivery
+  ShutdownState shutdown;                      // Receiver::Shutdown: admission, drain, abort
+  Metrics metrics;                             // counted by connections, rendered on a scrape
+  RetainedSummary retained_summary;            // the "deliveries" log line (delivery_log.h)
 
   // A delivery id may be in progress on one connection at a time.
   bool ClaimId(const std::string& id) {

@@ -1,5 +1,6 @@
 #include "receiver/sender_auth.h"
 
+#include <algorithm>
 #include <cstring>
 #include <fstream>
 
@@ -57,13 +58,29 @@ Result<std::string> SenderAuth::AdmitQuery(const protocol::Query& q, const std::
                protocol::QuerySigningBytes(q, receiver_id), "query", now);
 }
 
+Result<std::string> SenderAuth::AdmitRemove(const protocol::Remove& r,
+                                            const std::string& receiver_id,
+                                            const std::vector<receipt::PublicKey>& admin_keys,
+                                            std::chrono::system_clock::time_point now) {
+  if (r.sender_key.empty()) {
+    return Status::Refused("auth: a removal must be signed (writ rm --identity DIR)");
+  }
+  receipt::PublicKey key{};
+  std::memcpy(key.data(), r.sender_key.data(), key.size());
+  const bool operator_key =
+      std::find(admin_keys.begin(), admin_keys.end(), key) != admin_keys.end();
+  return Check({r.sender_key, r.nonce, r.time_ms, r.signature},
+               protocol::RemoveSigningBytes(r, receiver_id), "removal", now, operator_key);
+}
+
 Result<std::string> SenderAuth::Check(const Signed& m, const std::vector<uint8_t>& signed_bytes,
                                       const std::string& what,
-                                      std::chrono::system_clock::time_point now) {
+                                      std::chrono::system_clock::time_point now,
+                                      bool operator_key) {
   receipt::PublicKey key{};
   std::memcpy(key.data(), m.key.data(), key.size());
   const std::string key_id = receipt::KeyId(key);
-  if (restricted() && !allowed_->count(key)) {
+  if (restricted() && !operator_key && !allowed_->count(key)) {
     return Status::Refused("auth: sender key " + key_id + " is not on the allow list");
   }
   receipt::Signature signature{};

@@ -36,6 +36,13 @@ class SenderAuth {
   Result<std::string> AdmitQuery(const protocol::Query& query, const std::string& receiver_id,
                                  std::chrono::system_clock::time_point now);
 
+  // A removal (`writ rm`): always signed, checked as a query is, except that a key in
+  // `admin_keys` passes even when an allow list does not name it. Returns the key id;
+  // who may remove which delivery is the caller's check.
+  Result<std::string> AdmitRemove(const protocol::Remove& remove, const std::string& receiver_id,
+                                  const std::vector<receipt::PublicKey>& admin_keys,
+                                  std::chrono::system_clock::time_point now);
+
   static constexpr std::chrono::minutes kFreshness{5};
 
   // For tests: nonces remembered now, and remembered nonces looked at by every Admit so
@@ -52,7 +59,8 @@ class SenderAuth {
     const std::vector<uint8_t>& signature;
   };
   Result<std::string> Check(const Signed& m, const std::vector<uint8_t>& signed_bytes,
-                            const std::string& what, std::chrono::system_clock::time_point now);
+                            const std::string& what, std::chrono::system_clock::time_point now,
+                            bool operator_key = false);
 
   struct ReplayCache {
     mutable Mutex mu;

@@ -729,6 +729,7 @@ Status DeliveryRun::Quiesce(std::chrono::milliseconds timeout) {
 }
 
 void DeliveryRun::AddReceipt(Receipt receipt) {
+  if (opt_.on_receipt) opt_.on_receipt(receipt.rung);
   if (receipt.rung == ReceiptRung::kRetained && receipt.retention) {
     auto cls = writ::ParseRetention(receipt.retention->retention);
     if (cls.ok() && (!out_.reached_retention || *cls > *out_.reached_retention)) {

@@ -45,6 +45,14 @@ Status SignQuery(const receipt::Identity& identity, const std::string& receiver_
   return Status::Ok();
 }
 
+Status SignRemove(const receipt::Identity& identity, const std::string& receiver_id,
+                  protocol::Remove& remove) {
+  WRIT_RETURN_IF_ERROR(FillSignedFields(identity, remove));
+  WRIT_ASSIGN_OR_RETURN(auto sig, identity.Sign(protocol::RemoveSigningBytes(remove, receiver_id)));
+  remove.signature.assign(sig.begin(), sig.end());
+  return Status::Ok();
+}
+
 Status SignCommit(const receipt::Identity& identity, const std::string& receiver_id,
                   const std::vector<uint8_t>& announce_nonce, protocol::Commit& commit) {
   commit.signature.clear();

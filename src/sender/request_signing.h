@@ -15,6 +15,8 @@ Status SignAnnounce(const receipt::Identity& identity, const std::string& receiv
                     protocol::Announce& announce);
 Status SignQuery(const receipt::Identity& identity, const std::string& receiver_id,
                  protocol::Query& query);
+Status SignRemove(const receipt::Identity& identity, const std::string& receiver_id,
+                  protocol::Remove& remove);
 // The commit of a signed announce, bound to it by the announce's nonce.
 Status SignCommit(const receipt::Identity& identity, const std::string& receiver_id,
                   const std::vector<uint8_t>& announce_nonce, protocol::Commit& commit);

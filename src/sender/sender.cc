@@ -178,6 +178,7 @@ DeliveryOptions DeliveryOptionsOf(const SendOptions& o) {
   d.max_attempts = o.max_attempts;
   d.stall_timeout = o.stall_timeout;
   d.progress = o.progress;
+  d.on_receipt = o.on_receipt;
   d.source = o.source;
   d.digest = o.digest;
   return d;

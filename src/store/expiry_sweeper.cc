@@ -4,7 +4,8 @@
 
 namespace writ::store {
 
-uint64_t SweepExpired(Store& store, uint64_t now_ms, const StoreLog& log) {
+uint64_t SweepExpired(Store& store, uint64_t now_ms, const StoreLog& log,
+                      const RemovedHook& removed_hook) {
   auto expired = store.Expired(now_ms);
   if (!expired.ok()) {
     if (log)
@@ -21,6 +22,7 @@ uint64_t SweepExpired(Store& store, uint64_t now_ms, const StoreLog& log) {
         log(RemovalLine(*removal, "its time-to-live passed (its receipt promised it until " +
                                       UnixMsRfc3339(removal->held_until_ms) + ")"));
       }
+      if (removed_hook) removed_hook(*removal);
     } else if (removal.status().code() != ErrorCode::kNotFound && log) {
       log("store: expiry sweep could not remove " + id + ": " + removal.status().message());
     }
@@ -30,8 +32,9 @@ uint64_t SweepExpired(Store& store, uint64_t now_ms, const StoreLog& log) {
 
 Result<std::unique_ptr<ExpirySweeper>> ExpirySweeper::Start(Store& store,
                                                             std::chrono::milliseconds period,
-                                                            StoreLog log) {
-  auto sweeper = std::unique_ptr<ExpirySweeper>(new ExpirySweeper(store, period, std::move(log)));
+                                                            StoreLog log, RemovedHook removed) {
+  auto sweeper = std::unique_ptr<ExpirySweeper>(
+      new ExpirySweeper(store, period, std::move(log), std::move(removed)));
   WRIT_RETURN_IF_ERROR(StartThread(sweeper->thread_, "the expiry sweep's thread",
                                    [s = sweeper.get()] { s->Run(); }));
   return sweeper;
@@ -53,7 +56,7 @@ void ExpirySweeper::Run() {
       MutexLock lock(mu_);
       if (lock.WaitFor(cv_, period_, [this]() REQUIRES(mu_) { return stop_; })) return;
     }
-    (void)SweepExpired(store_, NowUnixMs(), log_);
+    (void)SweepExpired(store_, NowUnixMs(), log_, removed_);
   }
 }
 

@@ -79,7 +79,9 @@ RetentionEvidence DescribeCommit(const SyncSteps& steps, const DeliveryMeta& met
   const std::string object = meta.id + " (" + std::to_string(meta.bytes) + " bytes, " +
                              std::string(writ::RuleName(meta.rule)) + " " +
                              writ::ToHex(meta.digest) + ")";
-  const std::string result = "`writ query " + meta.id + "` returns " + object +
+  // The command as it runs: `query` needs the receiver's address (HOST:PORT, the serve's
+  // --listen), which the store does not know.
+  const std::string result = "`writ query " + meta.id + " --to HOST:PORT` returns " + object +
                              " as retained and `writ store cat " + meta.id + " --data " +
                              place.dir + "` yields " + std::to_string(meta.bytes) +
                              " bytes with this digest";

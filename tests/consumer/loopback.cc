@@ -9,6 +9,7 @@
 
 #include <cstdint>
 #include <cstdio>
+#include <cstring>
 #include <string>
 #include <vector>
 
@@ -63,6 +64,16 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "loopback: the delivery did not reach validated\n");
     return 1;
   }
+  // The PSM stand-ins belong to the `writ` program only: a process embedding the library
+  // loads libfabric as built (src/fabric/psm_stand_ins.h).
+  std::FILE* maps = std::fopen("/proc/self/maps", "r");
+  for (char line[4096]; maps != nullptr && std::fgets(line, sizeof line, maps) != nullptr;) {
+    if (std::strstr(line, "writ-psm-stand-in") != nullptr) {
+      std::fprintf(stderr, "loopback: a PSM stand-in is loaded in this process: %s", line);
+      return 1;
+    }
+  }
+  if (maps != nullptr) std::fclose(maps);
   std::printf("%s reached %s with %zu verified receipts\n", outcome.delivery.id.c_str(),
               std::string(writ::ReceiptRungName(*outcome.reached_rung)).c_str(),
               outcome.receipts.size());

@@ -57,7 +57,8 @@ TEST_F(RetentionCli, ReceiptsNameTheObjectThePointTheFailureThePromiseAndTheEvid
   EXPECT_NE(point.find("fdatasync'd"), std::string::npos) << point;
   EXPECT_NE(point.find("synchronous=FULL"), std::string::npos) << point;
   EXPECT_NE(promise.find("power loss"), std::string::npos) << promise;
-  EXPECT_NE(promise.find("`writ query A`"), std::string::npos) << promise;
+  EXPECT_NE(promise.find("`writ query A --to HOST:PORT`"), std::string::npos)
+      << "the hint is a command that runs as written: " << promise;
   EXPECT_NE(promise.find("`writ store cat A --data "), std::string::npos) << promise;
   EXPECT_NE(promise.find(pl.json["delivery"]["digest"].get<std::string>()), std::string::npos)
       << promise;

@@ -160,10 +160,17 @@ TEST_F(CliSend, AForcedProgressBarAndTimingAreReportedWithJson) {
   ASSERT_EQ(run.exit_code, 0) << run.err;
   EXPECT_TRUE(Has(run.err, "100.0%")) << run.err;
   EXPECT_TRUE(Has(run.err, "/s")) << "a rate: " << run.err;
+  // After the last chunk: what it waits for, then the end.
+  EXPECT_TRUE(Has(run.err, "; validating")) << run.err;
+  EXPECT_TRUE(Has(run.err, "; done in ")) << run.err;
   EXPECT_TRUE(run.json.contains("timing")) << run.out;
   EXPECT_EQ(run.json["timing"]["bytes_written"], 4 * kMiB);
   EXPECT_TRUE(run.json["timing"]["elapsed_s"].is_number());
   EXPECT_TRUE(run.json["timing"]["bytes_per_second"].is_number());
+  // One rate: bytes written over the time to the last chunk, not to the last receipt.
+  const double write_s = run.json["timing"]["write_s"];
+  EXPECT_LE(write_s, run.json["timing"]["elapsed_s"].get<double>());
+  EXPECT_NEAR(run.json["timing"]["bytes_per_second"].get<double>(), 4 * kMiB / write_s, 1.0);
   EXPECT_EQ(run.json["bytes_moved"], true);
   CommandRun quiet = RunWrit(Send({"--id", "p-2", "--json"}));
   ASSERT_EQ(quiet.exit_code, 0) << quiet.err;
@@ -202,6 +209,23 @@ TEST_F(CliSend, NothingWrittenMeansBytesMovedIsFalse) {
   CommandRun unreachable = RunWrit({"send", file_, "--to", "127.0.0.1:1", "--json"});
   EXPECT_EQ(unreachable.exit_code, 4) << unreachable.err;
   EXPECT_EQ(unreachable.json["bytes_moved"], false) << unreachable.out;
+}
+
+// Dedupe answers only the key that delivered: an unsigned re-send moves the bytes again,
+// and says so in one line naming the flag that avoids it (docs/cli.md).
+TEST_F(CliSend, AnUnsignedResendMovesTheBytesAgainAndSaysWhy) {
+  CommandRun first = RunWrit(Send({"--id", "u-1", "--json"}));
+  ASSERT_EQ(first.exit_code, 0) << first.err;
+  EXPECT_FALSE(Has(first.err, "--identity")) << "nothing was held before: " << first.err;
+  CommandRun again = RunWrit(Send({"--id", "u-1", "--json"}));
+  ASSERT_EQ(again.exit_code, 0) << again.err;
+  EXPECT_EQ(again.json["bytes_moved"], true) << again.out;
+  EXPECT_EQ(Count(again.err, "\n"), 1u) << again.err;
+  EXPECT_TRUE(Has(again.err, "u-1 was already retained")) << again.err;
+  EXPECT_TRUE(Has(again.err, "because this send is unsigned: with --identity DIR")) << again.err;
+  CommandRun text = RunWrit(Send({"--id", "u-1"}));
+  ASSERT_EQ(text.exit_code, 0) << text.err;
+  EXPECT_TRUE(Has(text.err, "--identity DIR")) << "human output too: " << text.err;
 }
 
 TEST_F(CliSend, StandardInputIsSentUnderTheIdGiven) {

@@ -266,6 +266,7 @@ TEST_P(Deliveries, SameIdSameContentFromTheSameSenderMovesNoBytes) {
       {"send", dir.File("a"), "--to", serve->address(), "--id", "X", "--json", "--identity", me});
   ASSERT_EQ(again.exit_code, 0) << again.err;
   EXPECT_EQ(again.json["bytes_moved"], false);
+  EXPECT_EQ(again.err.find("--identity"), std::string::npos) << again.err;
   EXPECT_TRUE(again.json["work_completions"].empty()) << "no writes the second time";
   EXPECT_EQ(Rungs(again.json), (std::vector<std::string>{"received", "validated", "retained"}));
   CommandRun other = RunWrit({"send", dir.File("b"), "--to", serve->address(), "--id", "X"});

@@ -86,6 +86,8 @@ TEST_F(ExecCommand, ANonZeroExitIsARefusalNamingTheStatus) {
   EXPECT_EQ(ReceiptOf(run.json, "processed"), nullptr);
   const std::string why = run.json["error"]["message"];
   EXPECT_NE(why.find("exited with status 3"), std::string::npos) << why;
+  EXPECT_NE(why.find("(processing): processing step"), std::string::npos)
+      << "the reason is the step's, not `internal`: " << why;
   auto line = serve->ReadLineStartingWith("writ: exec failing: ", 10s);
   ASSERT_TRUE(line.ok()) << line.status().ToString();
   EXPECT_EQ(*line, "writ: exec failing: cannot use this");

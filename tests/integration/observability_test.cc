@@ -97,6 +97,13 @@ TEST(ServeMetrics, AScrapeCountsRealDeliveriesAndPassesPromtool) {
       1);
   EXPECT_EQ(Sample(text, "writ_received_bytes_total"), 4096 + (1 << 20));
   EXPECT_EQ(Sample(text, "writ_refusals_total{reason=\"conflicting_id\"}"), 1);
+  // Refused (at its announce when the digest came with it): one refused delivery either way.
+  double refused = 0;
+  for (const char* rung : {"none", "transport", "received", "validated", "processed", "retained"}) {
+    refused += Sample(text, std::string("writ_deliveries_total{outcome=\"refused\",rung=\"") +
+                                rung + "\",class=\"volatile\"}");
+  }
+  EXPECT_EQ(refused, 1) << text;
   EXPECT_EQ(Sample(text, "writ_rung_latency_seconds_count{rung=\"validated\"}"), 2);
   EXPECT_EQ(Sample(text, "writ_store_commit_seconds_count{class=\"power-loss\"}"), 1);
   EXPECT_EQ(Sample(text, "writ_deliveries_in_progress"), 0);

@@ -92,6 +92,25 @@ TEST(SystemdUnit, SystemdAnalyzeVerifiesTheUnitWithoutAWarning) {
   EXPECT_EQ(said.ok() ? *said : "?", "") << "systemd-analyze warned about the unit";
 }
 
+// The shipped defaults: loopback until an operator names another address (with --allow),
+// and an --out directory a named group may read (mode 0750, files 0640) but others not.
+TEST(SystemdUnit, ListensOnLoopbackByDefaultAndSharesOutWithTheGroupWrit) {
+  Unit unit = ReadUnit();
+  ASSERT_TRUE(unit.environment.count("WRIT_LISTEN"));
+  EXPECT_EQ(unit.environment["WRIT_LISTEN"].rfind("127.0.0.1:", 0), 0u)
+      << "WRIT_LISTEN=" << unit.environment["WRIT_LISTEN"] << " must be a loopback address";
+  EXPECT_NE(unit.text.find("\nGroup=writ\n"), std::string::npos);
+  EXPECT_NE(unit.text.find("\nStateDirectoryMode=0750\n"), std::string::npos);
+  EXPECT_NE(unit.text.find("\nUMask=0027\n"), std::string::npos);
+  EXPECT_EQ(unit.text.find("\nDynamicUser=yes"), std::string::npos)
+      << "a DynamicUser's state directory lies under /var/lib/private, closed to any group";
+  std::ifstream sysusers(std::string(WRIT_SOURCE_DIR) + "/packaging/systemd/writ.sysusers");
+  std::stringstream text;
+  text << sysusers.rdbuf();
+  EXPECT_NE(text.str().find("\nu writ -"), std::string::npos)
+      << "writ.sysusers must create the user and group writ";
+}
+
 TEST(SystemdUnit, ItsExecStartServesIntoItsStateDirectoryAndStopsCleanlyOnSigterm) {
   REQUIRE_OR_FAIL(ProviderAvailable("tcp"), "the tcp provider cannot serve here");
   const Unit unit = ReadUnit();

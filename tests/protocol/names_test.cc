@@ -92,7 +92,8 @@ TEST(Names, RefuseReasons) {
       {RefuseReason::kInternal, "internal"},
       {RefuseReason::kValidation, "validation"},
       {RefuseReason::kRetention, "retention"},
-      {RefuseReason::kShuttingDown, "shutting down"}};
+      {RefuseReason::kShuttingDown, "shutting down"},
+      {RefuseReason::kProcessing, "processing"}};
   for (const auto& [reason, name] : table) {
     EXPECT_EQ(RefuseReasonName(reason), name);
     auto parsed = ParseRefuseReason(name);
@@ -103,14 +104,16 @@ TEST(Names, RefuseReasons) {
   EXPECT_EQ(static_cast<int>(RefuseReason::kInternal), 9);
   EXPECT_EQ(static_cast<int>(RefuseReason::kRetention), 11);
   EXPECT_EQ(static_cast<int>(RefuseReason::kShuttingDown), 12);
+  EXPECT_EQ(static_cast<int>(RefuseReason::kProcessing), 13);
   EXPECT_FALSE(IsKnown(static_cast<RefuseReason>(0)));
-  EXPECT_FALSE(IsKnown(static_cast<RefuseReason>(13)));
+  EXPECT_FALSE(IsKnown(static_cast<RefuseReason>(14)));
 }
 
 TEST(Names, MessageTypesFollowTheVariantOrder) {
-  const std::string_view expected[] = {
-      "hello", "announce",     "grant",    "commit", "receipt", "refuse",    "abort",
-      "query", "query-answer", "receipts", "ring",   "deliver", "slots-free"};
+  const std::string_view expected[] = {"hello",        "announce", "grant",        "commit",
+                                       "receipt",      "refuse",   "abort",        "query",
+                                       "query-answer", "receipts", "ring",         "deliver",
+                                       "slots-free",   "remove",   "remove-answer"};
   const auto samples = testing::AllSamples();
   ASSERT_EQ(samples.size(), std::size(expected));
   for (size_t i = 0; i < samples.size(); ++i) {
@@ -118,7 +121,7 @@ TEST(Names, MessageTypesFollowTheVariantOrder) {
     EXPECT_EQ(static_cast<size_t>(TypeOf(samples[i])), i + 1);
   }
   EXPECT_EQ(MessageTypeName(static_cast<MessageType>(0)), "unknown");
-  EXPECT_EQ(MessageTypeName(static_cast<MessageType>(14)), "unknown");
+  EXPECT_EQ(MessageTypeName(static_cast<MessageType>(16)), "unknown");
 }
 
 }  // namespace

@@ -81,10 +81,22 @@ inline Deliver SampleDeliver() {
 
 inline SlotsFree SampleSlotsFree() { return SlotsFree{9, {3, 5}}; }
 
+inline Remove SampleRemove() {
+  return Remove{"d-9",
+                1,
+                std::vector<uint8_t>(32, 0x11),
+                std::vector<uint8_t>(16, 0x22),
+                42,
+                std::vector<uint8_t>(64, 0x33)};
+}
+
+inline RemoveAnswer SampleRemoveAnswer() { return RemoveAnswer{"d-9", "{\"removed\":\"d-9\"}"}; }
+
 inline std::vector<Message> AllSamples() {
-  return {SampleHello(),  SampleAnnounce(), SampleGrant(),    SampleCommit(),      SampleReceipt(),
-          SampleRefuse(), SampleAbort(),    SampleQuery(),    SampleQueryAnswer(), SampleReceipts(),
-          SampleRing(),   SampleDeliver(),  SampleSlotsFree()};
+  return {SampleHello(),       SampleAnnounce(), SampleGrant(),       SampleCommit(),
+          SampleReceipt(),     SampleRefuse(),   SampleAbort(),       SampleQuery(),
+          SampleQueryAnswer(), SampleReceipts(), SampleRing(),        SampleDeliver(),
+          SampleSlotsFree(),   SampleRemove(),   SampleRemoveAnswer()};
 }
 
 }  // namespace writ::protocol::testing

@@ -84,11 +84,12 @@ TEST(SyncSteps, PowerLossEvidenceTellsEveryStepInOrder) {
             "payload fdatasync'd under a temporary name, renamed into place and its directory "
             "fsync'd; index row committed with SQLite synchronous=FULL (WAL synced); this "
             "receipt added to the row by another synchronous=FULL commit before it was sent");
-  EXPECT_EQ(ev.promise_after_failure,
-            "after a power loss of the receiving host (on storage that honors flushes) or a "
-            "crash of the receiver process, and a restart of the receiver on /srv/writ: "
-            "`writ query d-1` returns d-1 (12305 bytes, crc32c abcdef01) as retained and "
-            "`writ store cat d-1 --data /srv/writ` yields 12305 bytes with this digest");
+  EXPECT_EQ(
+      ev.promise_after_failure,
+      "after a power loss of the receiving host (on storage that honors flushes) or a "
+      "crash of the receiver process, and a restart of the receiver on /srv/writ: "
+      "`writ query d-1 --to HOST:PORT` returns d-1 (12305 bytes, crc32c abcdef01) as retained and "
+      "`writ store cat d-1 --data /srv/writ` yields 12305 bytes with this digest");
   ASSERT_TRUE(ev.steps);
   EXPECT_EQ(ev.steps->rename.to, "payloads/p01.dat") << "the records travel with their words";
 }

@@ -13,6 +13,7 @@
 #include <sstream>
 #include <vector>
 
+#include "receiver/delivery_log.h"
 #include "receiver/metrics_server.h"
 
 namespace writ::receiver {
@@ -63,6 +64,36 @@ TEST(Metrics, CountersMoveAndAreExposedWithTheirLabels) {
   EXPECT_TRUE(Has(text, "writ_deliveries_in_progress 2"));
   EXPECT_TRUE(Has(text, "writ_volatile_capacity_bytes 1048576"));
   EXPECT_TRUE(Has(text, "writ_volatile_capacity_used_bytes 4096"));
+}
+
+TEST(Metrics, ARefusalAtTheAnnounceIsARefusedDeliveryWithNoRung) {
+  Metrics metrics;
+  metrics.RefusedAtAnnounce(RetentionClass::kPowerLoss);
+  const std::string text = metrics.Render(MetricGauges{});
+  EXPECT_NE(
+      text.find("writ_deliveries_total{outcome=\"refused\",rung=\"none\",class=\"power-loss\"} 1"),
+      std::string::npos)
+      << text;
+}
+
+// Routine lines are info, anything an operator may need to act on a warning.
+TEST(ServeLogLevels, RoutineStoreAndConnectionLinesAreInfo) {
+  using Level = LogEvent::Level;
+  EXPECT_EQ(RoutedLineLevel("store: removed delivery a (volatile, 3 bytes): its time-to-live "
+                            "passed (its receipt promised it until 2026-01-01T00:00:00.000Z)"),
+            Level::kInfo);
+  EXPECT_EQ(RoutedLineLevel("connection from 127.0.0.1:5 closed: idle (no delivery in progress, "
+                            "no message) for the idle timeout of 60000 ms"),
+            Level::kInfo);
+  EXPECT_EQ(RoutedLineLevel("shutting down: admitting nothing new; 0 deliveries in progress"),
+            Level::kInfo);
+  EXPECT_EQ(RoutedLineLevel("store: removed delivery a (volatile, 3 bytes): removed by an "
+                            "operator; PROMISE BROKEN: its retained receipt promised it until x"),
+            Level::kWarning);
+  EXPECT_EQ(RoutedLineLevel("store: delivery a is no longer retained: re-verification failed"),
+            Level::kWarning);
+  EXPECT_EQ(RoutedLineLevel("delivery a aborted: the sender closed its connection"),
+            Level::kWarning);
 }
 
 TEST(Metrics, HistogramBucketsAreCumulativeWithSumAndCount) {

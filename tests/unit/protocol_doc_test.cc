@@ -189,6 +189,14 @@ std::vector<std::pair<Message, Fields>> Samples() {
         {"time_ms", "0"},
         {"signature", ""}}},
       {SlotsFree{9, {5}}, {{"window_id", "9"}, {"count", "1"}, {"slot", "5"}}},
+      {Remove{"r", 1, Filled(32, 0x11), Filled(16, 0x22), 42, Filled(64, 0x33)},
+       {{"delivery_id", "r"},
+        {"force", "1"},
+        {"sender_key", k32},
+        {"nonce", n16},
+        {"time_ms", "42"},
+        {"signature", std::string(128, '3')}}},
+      {RemoveAnswer{"r", "{}"}, {{"delivery_id", "r"}, {"json", "{}"}}},
   };
 }
 
@@ -308,7 +316,7 @@ TEST(ProtocolDoc, TheEnumTablesMatchTheNames) {
       ++checked;
     }
   }
-  EXPECT_EQ(checked, 5u + 4u + 3u + 12u) << "every value of every enum, once";
+  EXPECT_EQ(checked, 5u + 4u + 3u + 13u) << "every value of every enum, once";
 }
 
 }  // namespace

@@ -2,9 +2,12 @@
 #include <iostream>
 
 #include "command.h"
+#include "fabric/psm_stand_ins.h"
 #include "writ/version.h"
 
 int main(int argc, char** argv) {
+  // This program alone: no other library shares its process (psm_stand_ins.h).
+  writ::fabric::EnablePsmStandIns();
   CLI::App app{
       "writ: moves data with one-sided RDMA writes and tells the truth about what happened to it",
       "writ"};

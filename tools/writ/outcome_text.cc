@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include "common/printable.h"
 #include "writ/vocabulary.h"
 
@@ -68,6 +70,20 @@ std::string OutcomeToText(const DeliveryOutcome& o, bool verbose) {
       o.reached_retention ? std::string(writ::RetentionName(*o.reached_retention))
                           : std::string("none"));
   return out;
+}
+
+std::string UnsignedResendNote(const DeliveryOutcome& outcome, bool signed_send) {
+  if (signed_send || !outcome.bytes_moved) return "";
+  std::string retained_at, validated_at;
+  for (const Receipt& r : outcome.receipts) {
+    if (r.rung == ReceiptRung::kRetained) retained_at = r.issued_at;
+    if (r.rung == ReceiptRung::kValidated) validated_at = std::max(validated_at, r.issued_at);
+  }
+  // RFC 3339 UTC with milliseconds: the strings order as the times do.
+  if (retained_at.empty() || validated_at.empty() || !(retained_at < validated_at)) return "";
+  return "writ: " + outcome.delivery.id + " was already retained (since " + retained_at +
+         "); its bytes moved again because this send is unsigned: with --identity DIR a "
+         "re-send of the same content is answered from the store\n";
 }
 
 }  // namespace writ::cli

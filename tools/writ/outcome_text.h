@@ -10,6 +10,10 @@ namespace writ::cli {
 // One line per work completion record with `verbose`; otherwise their count and the
 // error records only.
 std::string OutcomeToText(const DeliveryOutcome& outcome, bool verbose);
+// For an unsigned send whose bytes moved although the receiver already held the delivery
+// (its retained receipt was issued before this send's validated one, both on the
+// receiver's clock): one line saying so and naming --identity; otherwise empty.
+std::string UnsignedResendNote(const DeliveryOutcome& outcome, bool signed_send);
 // 25165824 -> "25,165,824"
 std::string WithThousands(uint64_t value);
 

@@ -2,6 +2,8 @@
 
 #include <cstdio>
 
+#include "writ/vocabulary.h"
+
 namespace writ::cli {
 
 std::string HumanBytes(double bytes) {
@@ -28,30 +30,67 @@ std::string HumanDuration(double seconds) {
   return text;
 }
 
-void ProgressBar::Update(uint64_t done, uint64_t total) {
-  const Clock::time_point now = Clock::now();
-  if (done < total && open_line_ && now - last_draw_ < std::chrono::milliseconds(100)) return;
+double WriteRate(uint64_t bytes_written, double write_seconds) {
+  return write_seconds > 0 ? static_cast<double>(bytes_written) / write_seconds : 0.0;
+}
+
+std::string PhaseAfterLastChunk(std::optional<ReceiptRung> latest, Rung until,
+                                std::optional<RetentionClass> retention) {
+  const bool validated =
+      latest && (*latest == ReceiptRung::kValidated || *latest == ReceiptRung::kProcessed);
+  if (!validated) return "validating";
+  if (until == Rung::kProcessed && *latest != ReceiptRung::kProcessed) return "processing";
+  if (retention && *retention != RetentionClass::kVolatile) {
+    return "syncing (" + std::string(RetentionName(*retention)) + ")";
+  }
+  return "waiting for the retained receipt";
+}
+
+double ProgressBar::WrittenSeconds(Clock::time_point now) const {
+  return std::chrono::duration<double>(written_at_.value_or(now) - start_).count();
+}
+
+void ProgressBar::Draw(Clock::time_point now, const std::string& tail) {
   last_draw_ = now;
-  const double elapsed = std::chrono::duration<double>(now - start_).count();
-  const double frac = total ? static_cast<double>(done) / static_cast<double>(total) : 1.0;
-  const double rate = elapsed > 0 ? static_cast<double>(done) / elapsed : 0.0;
-  const std::string left = done >= total ? "done in " + HumanDuration(elapsed)
-                           : rate > 0
-                               ? HumanDuration(static_cast<double>(total - done) / rate) + " left"
-                               : "--:-- left";
+  const double frac = total_ ? static_cast<double>(done_) / static_cast<double>(total_) : 1.0;
   constexpr int kWidth = 30;
   const int filled = static_cast<int>(frac * kWidth);
   std::fprintf(stderr, "\r[%.*s%*s] %5.1f%%  %s / %s  %s/s  %s\033[K", filled,
                "##############################", kWidth - filled, "", frac * 100.0,
-               HumanBytes(static_cast<double>(done)).c_str(),
-               HumanBytes(static_cast<double>(total)).c_str(), HumanBytes(rate).c_str(),
-               left.c_str());
+               HumanBytes(static_cast<double>(done_)).c_str(),
+               HumanBytes(static_cast<double>(total_)).c_str(),
+               HumanBytes(WriteRate(done_, WrittenSeconds(now))).c_str(), tail.c_str());
+  std::fflush(stderr);
   open_line_ = true;
-  if (done >= total) Finish();
+}
+
+void ProgressBar::Update(uint64_t done, uint64_t total) {
+  const Clock::time_point now = Clock::now();
+  done_ = done;
+  total_ = total;
+  if (done >= total && !written_at_) written_at_ = now;
+  if (done < total && open_line_ && now - last_draw_ < std::chrono::milliseconds(100)) return;
+  const double rate = WriteRate(done, WrittenSeconds(now));
+  const std::string tail =
+      done >= total ? "written in " + HumanDuration(WrittenSeconds(now)) + "; validating"
+      : rate > 0    ? HumanDuration(static_cast<double>(total - done) / rate) + " left"
+                    : "--:-- left";
+  Draw(now, tail);
+}
+
+void ProgressBar::Phase(const std::string& phase) {
+  if (!written_at_) return;  // chunks still going: the bar shows those
+  const Clock::time_point now = Clock::now();
+  Draw(now, "written in " + HumanDuration(WrittenSeconds(now)) + "; " + phase);
 }
 
 void ProgressBar::Finish() {
   if (!open_line_) return;
+  if (written_at_) {
+    const double elapsed = std::chrono::duration<double>(Clock::now() - start_).count();
+    Draw(Clock::now(), "written in " + HumanDuration(WrittenSeconds(Clock::now())) + "; done in " +
+                           HumanDuration(elapsed));
+  }
   std::fputc('\n', stderr);
   std::fflush(stderr);
   open_line_ = false;

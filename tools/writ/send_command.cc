@@ -106,19 +106,23 @@ Status BuildOptions(const SendFlags& f, SendOptions& o) {
   return Status::Ok();
 }
 
-// How long the send took and how fast the bytes that moved went.
+// How long the send took and how fast the bytes that moved went (WriteRate: over the
+// time to the last chunk, the bar's rate too).
 struct Timing {
-  double elapsed_s = 0;
+  double elapsed_s = 0;        // start to the last receipt awaited
+  double write_s = 0;          // start to the last chunk write's completion
   uint64_t bytes_written = 0;  // by chunk writes that completed
-  double rate() const { return elapsed_s > 0 ? static_cast<double>(bytes_written) / elapsed_s : 0; }
+  double rate() const { return WriteRate(bytes_written, write_s); }
 };
 
 std::string TimingText(const Timing& t) {
   char seconds[32];
   std::snprintf(seconds, sizeof seconds, "%.3f s", t.elapsed_s);
   if (t.bytes_written == 0) return std::string("no bytes written, ") + seconds + "\n";
-  return "wrote " + HumanBytes(static_cast<double>(t.bytes_written)) + " in " + seconds + " (" +
-         HumanBytes(t.rate()) + "/s)\n";
+  char written[32];
+  std::snprintf(written, sizeof written, "%.3f s", t.write_s);
+  return "wrote " + HumanBytes(static_cast<double>(t.bytes_written)) + " in " + written + " (" +
+         HumanBytes(t.rate()) + "/s); done in " + seconds + "\n";
 }
 
 // cli.md's document with the timing added ("fields may be added").
@@ -126,6 +130,7 @@ std::string JsonWithTiming(const DeliveryOutcome& outcome, const SendOptions& op
                            const Timing& t) {
   auto doc = nlohmann::json::parse(OutcomeToJson(outcome, options));
   doc["timing"] = {{"elapsed_s", t.elapsed_s},
+                   {"write_s", t.write_s},
                    {"bytes_written", t.bytes_written},
                    {"bytes_per_second", static_cast<uint64_t>(t.rate())}};
   return doc.dump(2);
@@ -141,9 +146,18 @@ DeliveryOutcome SendTimed(const SendFlags& flags, const std::string& file, SendO
   const auto start = ProgressBar::Clock::now();
   auto bar = std::make_shared<ProgressBar>(start);
   const bool draw = !flags.no_progress && (flags.progress || isatty(STDERR_FILENO));
-  options.progress = [bar, draw, &timing](uint64_t done, uint64_t total) {
+  options.progress = [bar, draw, start, &timing](uint64_t done, uint64_t total) {
     timing.bytes_written = done;
+    timing.write_s = std::chrono::duration<double>(ProgressBar::Clock::now() - start).count();
     if (draw) bar->Update(done, total);
+  };
+  // After the last chunk the bar names what the send waits for, receipt by receipt.
+  options.on_receipt = [bar, draw, until = options.until,
+                        retention = options.retention](ReceiptRung rung) {
+    // `retained` ends the wait (Finish draws "done"); transport and received come before.
+    if (draw && (rung == ReceiptRung::kValidated || rung == ReceiptRung::kProcessed)) {
+      bar->Phase(PhaseAfterLastChunk(rung, until, retention));
+    }
   };
   DeliveryOutcome outcome = flags.corrupt_chunk >= 0
                                 ? sender::TestSeams::SendCorrupting(
@@ -204,6 +218,7 @@ int RunSend(const SendFlags& flags) {
     out << OutcomeToEvidenceBundle(outcome) << '\n';
     if (!out) return ReportError(Status::Io("cannot write evidence to " + flags.evidence));
   }
+  std::cerr << UnsignedResendNote(outcome, !flags.identity.empty());
   if (flags.json) {
     std::cout << JsonWithTiming(outcome, options, timing) << std::endl;
   } else if (!outcome.delivery.id.empty()) {

@@ -59,6 +59,7 @@ int RunSendMany(const SendManyRequest& request) {
   DeliveryOptions delivery = DeliveryOptionsOf(request.options);
   delivery.id.clear();  // each file is named by itself
   delivery.progress = nullptr;
+  delivery.on_receipt = nullptr;
   const auto started = std::chrono::steady_clock::now();
   std::vector<DeliveryHandle> handles;
   handles.reserve(request.paths.size());

@@ -38,6 +38,7 @@ struct ServeFlags {
   std::string test_store_faults;             // tests only
   std::string identity;
   std::string allow;
+  std::vector<std::string> admin_keys;  // operator keys: may remove any delivery (`writ rm`)
   std::string max_message = "1MiB";
   std::string max_delivery = "1TiB";
   uint32_t max_deliveries_per_sender = 16;
@@ -313,6 +314,7 @@ int RunServe(const ServeFlags& flags) {
   if (Status exec = ApplyExec(flags, options, log); !exec.ok()) return ReportError(exec);
   options.identity_dir = flags.identity;
   options.allow_file = flags.allow;
+  options.admin_keys = flags.admin_keys;
   options.max_message_bytes = static_cast<uint32_t>(*max_message);
   options.max_delivery_bytes = *max_delivery;
   options.max_deliveries_per_sender = flags.max_deliveries_per_sender;
@@ -471,6 +473,9 @@ void RegisterServe(CLI::App& app, CommandContext& ctx) {
       ->group("");
   cmd->add_option("--allow", flags->allow,
                   "file of allowed senders' public keys (hex, one a line); default: anyone");
+  cmd->add_option("--admin-key", flags->admin_keys,
+                  "an operator's public key (hex, as `writ key show` prints it): its signed "
+                  "`writ rm` may remove any delivery; repeatable");
   AddOperationOptions(cmd, flags.get());
   AddLimitOptions(*cmd, *flags);
   AddServeClusterOptions(*cmd, flags->cluster);

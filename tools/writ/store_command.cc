@@ -18,6 +18,7 @@
 #include "common/hex.h"
 #include "common/printable.h"
 #include "receipt/identity.h"
+#include "receiver/out_files.h"
 #include "store/dir_lock.h"
 #include "store/durable_store.h"
 #include "store/quarantine.h"
@@ -39,6 +40,7 @@ struct StoreFlags {
   bool json = false;
   bool force = false;   // rm: even before the time its receipt promised
   int64_t region = -1;  // cat: only this region of a scatter-gather delivery (-1: all)
+  std::string out;      // rm: the serve's --out directory, whose files of ID go too
 };
 
 Result<std::unique_ptr<store::DurableStore>> OpenReadOnly(const std::string& dir) {
@@ -293,9 +295,9 @@ Result<std::unique_ptr<store::DurableStore>> OpenForRemoval(const std::string& d
   if (!opened.ok() &&
       opened.status().message().find("in use by another writ process") != std::string::npos) {
     return Status::Retention(opened.status().message() +
-                             "; writ store rm does not go through a running serve: stop it "
-                             "first, or remove through the program that embeds the receiver "
-                             "(Receiver::Remove)");
+                             "; writ store rm does not go through a running serve: remove "
+                             "through it with `writ rm ID --to HOST:PORT --identity DIR`, or "
+                             "stop it first");
   }
   return opened;
 }
@@ -315,6 +317,12 @@ int RunRm(const StoreFlags& f) {
             << Printable(store::RemovalLine(*removal, f.force ? "removed by writ store rm --force"
                                                               : "removed by writ store rm"))
             << std::endl;
+  if (!f.out.empty()) {
+    // The delivery is gone; its files in --out go too (the row and payload stay removed).
+    auto out = receiver::RemoveOutFiles(f.out, removal->id);
+    const std::string line = out.ok() ? *out : "out: " + out.status().message();
+    if (!line.empty()) std::cerr << "writ: " << Printable(line) << std::endl;
+  }
   if (f.json) {
     std::cout << json{{"removed", removal->id},
                       {"retention", writ::RetentionName(removal->retention)},
@@ -341,6 +349,8 @@ void RegisterRm(CLI::App& store, CommandContext& ctx) {
   rm_cmd->add_flag("--force", rm->force,
                    "remove it even before the time its retained receipt promised (a TTL); the "
                    "log line says the promise was broken");
+  rm_cmd->add_option("--out", rm->out,
+                     "the serve's --out directory: its file of ID and the receipts file go too");
   rm_cmd->add_flag("--json", rm->json, "print one JSON document");
   rm_cmd->callback([rm, &ctx] { ctx.exit_code = RunRm(*rm); });
 }
