@@ -4,8 +4,8 @@
 #include <nlohmann/json.hpp>
 #include <set>
 
-#include "writ/receipt.h"
 #include "receipt/strict_json.h"
+#include "writ/receipt.h"
 
 namespace writ::receipt {
 namespace {
@@ -115,7 +115,8 @@ ReplicatedCertificate MakeCertificate(std::vector<Receipt> members) {
 
 std::string CertificateToJson(const ReplicatedCertificate& c) {
   json members = json::array();
-  for (const Receipt& m : c.members) members.push_back(json::parse(ReceiptToJson(m), nullptr, false));
+  for (const Receipt& m : c.members)
+    members.push_back(json::parse(ReceiptToJson(m), nullptr, false));
   json j{{"schema", kCertificateSchema},
          {"retention", ReplicatedRetentionName(c.k)},
          {"k", c.k},

@@ -26,9 +26,9 @@ struct AuditOptions {
 };
 
 // The report of the bundle in a file, or in stdin for "-", audited as it is read:
-// neither the text nor every completion record is held whole, so a bundle of any size audits in bounded memory.
-// Revision 3: a second streaming pass reads only the embedded receipts (stdin is held
-// whole, the one input that cannot be read twice).
+// neither the text nor every completion record is held whole, so a bundle of any size audits in
+// bounded memory. Revision 3: a second streaming pass reads only the embedded receipts (stdin is
+// held whole, the one input that cannot be read twice).
 Result<audit::AuditReport> AuditFile(const std::string& path, const TrustedKeys& trusted) {
   std::stringstream in_memory;
   std::ifstream file;
