@@ -214,7 +214,7 @@ struct RemovedDelivery {
 };
 
 // A retained delivery as the receiver's store holds it (Receiver::Held).
-struct HeldDelivery {
+struct StoredDelivery {
   std::string id;
   uint64_t bytes = 0;
   RetentionClass retention = RetentionClass::kVolatile;
@@ -263,7 +263,7 @@ class WRIT_EXPORT Receiver {
   virtual Result<std::vector<uint8_t>> ReadRegion(const std::string& id, uint64_t k,
                                                   uint64_t max_bytes = 64ull << 20) = 0;
   // What the store holds for `id` (its receipts included); kNotFound when not retained here.
-  virtual Result<HeldDelivery> Held(const std::string& id) = 0;
+  virtual Result<StoredDelivery> Held(const std::string& id) = 0;
   // `out.size()` bytes of a retained delivery from `offset`, into the caller's memory with no
   // buffer in between (not re-hashed). kNotFound: not retained here; kInvalidArgument: the
   // range passes its end.

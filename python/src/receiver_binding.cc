@@ -40,11 +40,11 @@ class ReceiverHandle {
   // (code, message, (id, bytes, retention, rule, digest, region lengths, receipts JSON,
   // held until)).
   py::tuple Held(const std::string& id) {
-    Result<HeldDelivery> held = Status::Ok();
+    Result<StoredDelivery> held = Status::Ok();
     {
       py::gil_scoped_release nogil;
       std::shared_lock lock(mutex_);
-      held = receiver_ ? receiver_->Held(id) : Result<HeldDelivery>(Stopped());
+      held = receiver_ ? receiver_->Held(id) : Result<StoredDelivery>(Stopped());
     }
     if (!held.ok()) return Answer(held.status());
     return Answer(Status::Ok(),

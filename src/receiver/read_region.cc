@@ -24,10 +24,10 @@ Result<std::vector<uint8_t>> ReadRetainedRegion(store::Store& store, const std::
   return bytes;
 }
 
-Result<HeldDelivery> HeldInStore(store::Store& store, const std::string& id) {
+Result<StoredDelivery> HeldInStore(store::Store& store, const std::string& id) {
   WRIT_ASSIGN_OR_RETURN(std::optional<store::RetainedDelivery> held, store.Lookup(id));
   if (!held) return Status::NotFound(id + " is not retained here");
-  HeldDelivery out;
+  StoredDelivery out;
   out.id = held->meta.id;
   out.bytes = held->meta.bytes;
   out.retention = held->retention;

@@ -18,7 +18,7 @@ Result<std::vector<uint8_t>> ReadRetainedRegion(store::Store& store, const std::
                                                 uint64_t k, uint64_t max_bytes);
 
 // What the store holds for `id`; kNotFound when it is not retained.
-Result<HeldDelivery> HeldInStore(store::Store& store, const std::string& id);
+Result<StoredDelivery> HeldInStore(store::Store& store, const std::string& id);
 
 // Bytes [offset, offset + out.size()) of a retained delivery, into `out`.
 Status ReadRetained(store::Store& store, const std::string& id, uint64_t offset,

@@ -85,7 +85,7 @@ class ReceiverImpl : public Receiver {
                                           uint64_t max_bytes) override {
     return receiver::ReadRetainedRegion(*core_.store, id, k, max_bytes);
   }
-  Result<HeldDelivery> Held(const std::string& id) override {
+  Result<StoredDelivery> Held(const std::string& id) override {
     return receiver::HeldInStore(*core_.store, id);
   }
   Status Read(const std::string& id, uint64_t offset, std::span<uint8_t> out) override {

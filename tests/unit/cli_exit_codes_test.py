@@ -84,6 +84,12 @@ def cases(tmp):
         (("key",), ["key"], "usage"),
         (("key", "show"), ["key", "show", "--identity", os.path.join(not_a_dir, "sub")], "usage"),
         (("help",), ["help", "sevre"], "usage"),
+        (("cluster",), ["cluster"], "usage"),
+        (("cluster", "ls"), ["cluster", "ls"], "usage"),
+        (("cluster", "ls"), ["cluster", "ls", "--cluster", "http://" + UNREACHABLE], "transport"),
+        (("repair",), ["repair"], "usage"),
+        (("capture",), ["capture"], "usage"),
+        (("capture",), ["capture", "--evidence", os.path.join(tmp, "e.json")], "usage"),
     ]
 
 
