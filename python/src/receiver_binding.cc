@@ -190,6 +190,9 @@ py::tuple Start(const StartArgs& args) {
   if (Status s = ApplyLimits(args.limits, options, arrivals_capacity); !s.ok()) return Answer(s);
   auto arrivals = std::make_shared<Arrivals>(arrivals_capacity);
   options.on_event = [arrivals](const LogEvent& event) { arrivals->OnEvent(event); };
+  // Arrivals are read from each retained delivery's own event, which the receiver emits
+  // only when asked to (by default it counts them in one line a second).
+  options.log_each_delivery = true;
   if (!args.processing.is_none()) {
     options.processing = PythonStep(args.processing_name, args.processing);
   }

@@ -157,10 +157,12 @@ def test_out_writes_each_retained_delivery_as_a_file_with_its_receipts(receiver_
     payload = bytes(range(256)) * 16
     with receiver_factory(out=out) as rx, writ.Sender(to=rx.address) as tx:
         outcome = tx.send(payload, id="../frame", rule="sha256")
-        with pytest.raises(writ.RefusedError, match="conflicting id"):
-            tx.send(payload, id="taken", rule="sha256")
+        # a file with no delivery behind it is stale: moved aside, it never blocks the id
+        tx.send(payload, id="taken", rule="sha256")
     assert (out / "%2E.%2Fframe").read_bytes() == payload  # inside out/, never ../frame
     assert not (tmp_path / "frame").exists()
     receipts = json.loads((out / "%2E.%2Fframe.receipts.json").read_text())
     assert receipts[-1] == outcome.receipt("retained")
-    assert (out / "taken").read_bytes() == b"someone else's file"
+    assert (out / "taken").read_bytes() == payload
+    aside = [p for p in out.iterdir() if p.name.startswith(".taken.stale-")]
+    assert [p.read_bytes() for p in aside] == [b"someone else's file"]

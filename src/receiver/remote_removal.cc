@@ -42,7 +42,7 @@ void LogRemoteRemoval(ReceiverCore& core, const store::Removal& removal, const s
 
 protocol::Message AnswerRemove(ReceiverCore& core, const protocol::Remove& r) {
   auto admitted =
-      core.auth.AdmitRemove(r, core.issuer, core.admin_keys, std::chrono::system_clock::now());
+      core.auth.AdmitRemove(r, core.signing_id, core.admin_keys, std::chrono::system_clock::now());
   if (!admitted.ok()) return RemoveRefusal(r, RefuseReason::kAuth, admitted.status().message());
   const std::string& key_id = *admitted;
   auto held = core.store->Lookup(r.delivery_id);
