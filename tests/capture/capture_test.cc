@@ -151,12 +151,12 @@ TEST(Capture, AProgramKilledMidRunLeavesWhatWasCaptured) {
   const int port = CaptureFreePort();
   auto server = StartWrit(
       {"capture", "--evidence", dir.File("server.json"), "--", "fi_pingpong", "-p",
-       kPingpongProvider, "-e", "rdm", "-I", "100000", "-S", "64", "-B", std::to_string(port)},
+       kPingpongProvider, "-e", "rdm", "-I", "1000000", "-S", "64", "-B", std::to_string(port)},
       dir.File("server.err"));
   ASSERT_TRUE(server);
-  // The client is killed by SIGKILL mid-run (10 s into 100,000 iterations): no exit handler
-  // of its runs. `timeout` is a process in between that forks fi_pingpong (and, using no
-  // libfabric, leaves no journal).
+  // The client is killed by SIGKILL mid-run (2 s into 1,000,000 iterations: more than any machine
+  // runs in that time, so the kill always comes first): no exit handler of its runs. `timeout` is a
+  // process in between that forks fi_pingpong (and, using no libfabric, leaves no journal).
   const std::string evidence = dir.File("killed.json");
   CommandRun run;
   for (int attempt = 0; attempt < 50; ++attempt) {
@@ -168,14 +168,14 @@ TEST(Capture, AProgramKilledMidRunLeavesWhatWasCaptured) {
                    "timeout",
                    "-s",
                    "KILL",
-                   "10",
+                   "2",
                    "fi_pingpong",
                    "-p",
                    kPingpongProvider,
                    "-e",
                    "rdm",
                    "-I",
-                   "100000",
+                   "1000000",
                    "-S",
                    "64",
                    "-P",
