@@ -149,10 +149,12 @@ TEST(Capture, AProgramKilledMidRunLeavesWhatWasCaptured) {
   REQUIRE_OR_FAIL(HavePingpong(), "fi_pingpong (libfabric-bin) is not installed");
   TempDir dir;
   const int port = CaptureFreePort();
-  auto server = StartWrit(
-      {"capture", "--evidence", dir.File("server.json"), "--", "fi_pingpong", "-p",
-       kPingpongProvider, "-e", "rdm", "-I", "1000000", "-S", "64", "-B", std::to_string(port)},
-      dir.File("server.err"));
+  // The server is bounded by `timeout` too: killing `writ capture` below does not kill the
+  // program it runs, and an orphaned fi_pingpong would poll on a core until it ends.
+  auto server = StartWrit({"capture", "--evidence", dir.File("server.json"), "--", "timeout", "-s",
+                           "KILL", "20", "fi_pingpong", "-p", kPingpongProvider, "-e", "rdm", "-I",
+                           "1000000", "-S", "64", "-B", std::to_string(port)},
+                          dir.File("server.err"));
   ASSERT_TRUE(server);
   // The client is killed by SIGKILL mid-run (2 s into 1,000,000 iterations: more than any machine
   // runs in that time, so the kill always comes first): no exit handler of its runs. `timeout` is a
