@@ -240,7 +240,7 @@ Result<std::unique_ptr<VolatileStore>> VolatileStore::Open(Options options, Env*
     }
   }
   std::unique_ptr<VolatileStore> store(
-      new VolatileStore(std::move(options.scratch_dir), options.capacity, env));
+      new VolatileStore(std::move(options.scratch_dir), options.capacity));
   store->extent_bytes_ = options.extent_bytes;
   store->on_event_ = std::move(options.on_event);
   store->ttl_ = options.ttl;

@@ -111,8 +111,7 @@ class VolatileStore : public Store {
   // Capacity is taken an extent at a time, as a delivery's windows are granted (not for the
   // whole announced size at once); Refused (space) when `bytes` more do not fit.
   Status Take(uint64_t bytes, const std::string& id);
-  VolatileStore(std::string dir, uint64_t capacity, Env* env)
-      : dir_(std::move(dir)), capacity_(capacity), env_(env) {}
+  VolatileStore(std::string dir, uint64_t capacity) : dir_(std::move(dir)), capacity_(capacity) {}
   uint64_t extent_bytes_ = 64ull << 20;
   void Release(uint64_t bytes);
   // Splits [offset, offset + out.size()) of a delivery at piece boundaries and reads it.
@@ -148,7 +147,6 @@ class VolatileStore : public Store {
 
   std::string dir_;
   uint64_t capacity_;
-  Env* env_;
   std::unique_ptr<VolatileArena> arena_;
   mutable Mutex mu_;
   uint64_t reserved_ GUARDED_BY(mu_) = 0;
