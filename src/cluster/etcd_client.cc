@@ -3,6 +3,7 @@
 #include <curl/curl.h>
 #include <openssl/evp.h>
 
+#include <charconv>
 #include <memory>
 #include <mutex>
 #include <nlohmann/json.hpp>
@@ -42,19 +43,27 @@ std::string PrefixEnd(std::string prefix) {
   return std::string(1, '\0');
 }
 
-// The gateway writes int64 values as JSON strings.
+// The gateway writes int64 values as JSON strings; anything else reads as absent (0).
 int64_t Int64Field(const json& j, const char* key) {
   auto it = j.find(key);
   if (it == j.end()) return 0;
-  if (it->is_string()) return std::stoll(it->get<std::string>());
   if (it->is_number_integer()) return it->get<int64_t>();
-  return 0;
+  if (!it->is_string()) return 0;
+  const std::string& text = it->get_ref<const std::string&>();
+  int64_t value = 0;
+  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+  return ec == std::errc{} && end == text.data() + text.size() ? value : 0;
+}
+
+// A reply etcd should never give is the coordination service failing, as an unreachable
+// one is (exit 4), not bad input from the user.
+Status BadReply(const std::string& what, const std::string& why) {
+  return Status::Transport("etcd " + what + ": malformed reply (" + why + ")");
 }
 
 Result<json> ParseReply(const std::string& text, const std::string& what) {
   json j = json::parse(text, nullptr, false);
-  if (j.is_discarded() || !j.is_object())
-    return Status::Malformed("etcd " + what + ": the reply is not a JSON object");
+  if (j.is_discarded() || !j.is_object()) return BadReply(what, "not a JSON object");
   return j;
 }
 
@@ -132,7 +141,7 @@ Result<int64_t> EtcdClient::GrantLease(int64_t ttl_seconds) const {
                         Post("/v3/lease/grant", json{{"TTL", ttl_seconds}}.dump()));
   WRIT_ASSIGN_OR_RETURN(json j, ParseReply(text, "lease grant"));
   const int64_t id = Int64Field(j, "ID");
-  if (id == 0) return Status::Malformed("etcd lease grant: no lease id in " + text);
+  if (id == 0) return BadReply("lease grant", "no lease id in " + text);
   return id;
 }
 
@@ -171,9 +180,13 @@ Result<std::vector<KeyValue>> EtcdClient::Prefix(const std::string& prefix) cons
   for (const json& kv : *kvs) {
     if (!kv.is_object() || !kv.contains("key") || !kv["key"].is_string()) continue;
     KeyValue& parsed = out.emplace_back();
-    WRIT_ASSIGN_OR_RETURN(parsed.key, Base64Decode(kv["key"].get<std::string>()));
+    auto key = Base64Decode(kv["key"].get<std::string>());
+    if (!key.ok()) return BadReply("range", key.status().message());
+    parsed.key = std::move(*key);
     if (kv.contains("value") && kv["value"].is_string()) {
-      WRIT_ASSIGN_OR_RETURN(parsed.value, Base64Decode(kv["value"].get<std::string>()));
+      auto value = Base64Decode(kv["value"].get<std::string>());
+      if (!value.ok()) return BadReply("range", value.status().message());
+      parsed.value = std::move(*value);
     }
     parsed.lease = Int64Field(kv, "lease");
   }

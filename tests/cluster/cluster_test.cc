@@ -191,6 +191,23 @@ TEST_F(ClusterTest, EtcdStoppedStaticListWorksClusterFailsWithExit4) {
   EXPECT_EQ(ls.exit_code, 4) << ls.err;
 }
 
+// A receiver told to join a cluster whose etcd is down does not serve outside it: it
+// exits 4 (the coordination service failed) naming etcd, before it listens.
+TEST_F(ClusterTest, ServeWithEtcdDownExitsFourNamingEtcd) {
+  etcd_->Stop();
+  const std::string err = dir_.File("serve-down.err");
+  auto serve = StartWrit({"serve", "--listen", "127.0.0.2:0", "--provider", "tcp", "--data",
+                          dir_.File("down-data"), "--cluster", etcd_->url(), "--domain", "a"},
+                         err);
+  ASSERT_NE(serve, nullptr);
+  auto code = serve->Wait(30s);
+  ASSERT_TRUE(code.ok()) << "serve kept running with etcd down";
+  EXPECT_EQ(*code, 4);
+  std::ifstream in(err);
+  const std::string said((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  EXPECT_NE(said.find("etcd"), std::string::npos) << said;
+}
+
 TEST_F(ClusterTest, VerifyRefusesAForgedCertificateAndPinsKeys) {
   StartMembers({"rack-a", "rack-b"});
   CommandRun run = SendReplicated("forge", 2);
