@@ -434,6 +434,7 @@ Status ReceiverImpl::Stop() {
   // the abort phase is what ends it now rather than at its grant-unused timeout.
   core_.shutdown.BeginAbort();
   stopping_.store(true);
+  if (listener_) listener_->Shutdown();  // the accept thread sees it now, not at its timeout
   if (accept_thread_.joinable()) accept_thread_.join();
   {
     MutexLock lock(conns_mu_);
