@@ -3,6 +3,7 @@
 // Refusals the public API never provokes are driven with RawPeer (the protocol by hand).
 #include <gtest/gtest.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 
 #include <atomic>
 #include <fstream>
@@ -38,6 +39,9 @@ std::unique_ptr<RawPeer> StartWithPeer(MemoryRig& rig, ReceiverOptions options) 
   EXPECT_TRUE(peer.ok()) << peer.status().ToString();
   return peer.ok() ? std::move(peer).value() : nullptr;
 }
+
+// What a delivery refused for a full disk is told (see the test).
+const std::string kDiskFullReason = "retention";
 
 std::vector<uint8_t> ZeroDigest() { return std::vector<uint8_t>(DigestSize(Rule::kXxh3_128)); }
 
@@ -408,6 +412,100 @@ TEST(MemoryRefusal, ADeliverWithoutAStandingWindowIsMalformed) {
   EXPECT_TRUE(saw.rungs.empty());
 }
 
+TEST(MemoryRefusal, ADeliverToASlotOutsideTheRingIsMalformed) {
+  MemoryRig rig;
+  auto peer = StartWithPeer(rig, rig.BaseOptions());
+  ASSERT_NE(peer, nullptr);
+  ASSERT_TRUE(peer->DeliverByHand("opens-the-ring", PatternBytes(17, 4096)).ok());
+  const auto ring = peer->AwaitRing(kWatch);
+  ASSERT_TRUE(ring.has_value());
+  protocol::Deliver deliver;
+  deliver.slot = ring->slot_count;  // one past the last
+  deliver.digest = ZeroDigest();
+  deliver.announce = peer->AnnounceOf("past-the-ring", 4096, 4096);
+  ASSERT_TRUE(peer->Send(deliver).ok());
+  const PeerSaw saw = peer->Watch("past-the-ring", kWatch);
+  EXPECT_EQ(ReasonOf(saw), ReasonName(RefuseReason::kMalformed));
+  EXPECT_TRUE(saw.rungs.empty());
+}
+
+TEST(MemoryRefusal, ADeliverToARingSlotStillInUseIsAConflict) {
+  MemoryRig rig;
+  auto peer = StartWithPeer(rig, rig.BaseOptions());
+  ASSERT_NE(peer, nullptr);
+  ASSERT_TRUE(peer->DeliverByHand("opens-the-ring", PatternBytes(17, 4096)).ok());
+  ASSERT_TRUE(peer->AwaitRing(kWatch).has_value());
+  protocol::Deliver first;
+  first.slot = 3;
+  first.digest = ZeroDigest();
+  first.announce = peer->AnnounceOf("in-slot-3", 4096, 4096);
+  ASSERT_TRUE(peer->Send(first).ok());  // its bytes never land: the slot stays claimed
+  protocol::Deliver second = first;
+  second.announce = peer->AnnounceOf("also-slot-3", 4096, 4096);
+  ASSERT_TRUE(peer->Send(second).ok());
+  const PeerSaw saw = peer->Watch("also-slot-3", kWatch);
+  EXPECT_EQ(ReasonOf(saw), ReasonName(RefuseReason::kConflictingId));
+  EXPECT_TRUE(saw.rungs.empty());
+}
+
+TEST(MemoryRefusal, AnAnnouncePastTheSendersDeliveryLimitIsLimit) {
+  MemoryRig rig;
+  ReceiverOptions options = rig.BaseOptions();
+  options.max_deliveries_per_sender = 1;  // over all of one sender's connections
+  auto first = StartWithPeer(rig, options);
+  ASSERT_NE(first, nullptr);
+  auto second = RawPeer::Open(rig);
+  ASSERT_TRUE(second.ok());
+  ASSERT_TRUE(first->Send(first->AnnounceOf("holds-the-place", 4096, 4096)).ok());
+  ASSERT_EQ(first->Watch("holds-the-place", kWatch).grants.size(), 1u);
+  ASSERT_TRUE((*second)->Send((*second)->AnnounceOf("one-too-many", 4096, 4096)).ok());
+  const PeerSaw saw = (*second)->Watch("one-too-many", kWatch);
+  EXPECT_EQ(ReasonOf(saw), ReasonName(RefuseReason::kLimit));
+  EXPECT_TRUE(saw.grants.empty());
+}
+
+TEST(MemoryRefusal, ARemovalByAKeyThatDidNotDeliverIsAuth) {
+  MemoryRig rig;
+  ASSERT_TRUE(rig.Start(rig.BaseOptions()).ok());
+  auto link = rig.OpenLink();
+  ASSERT_TRUE(link.ok());
+  DeliveryOptions options;
+  options.id = "not-yours";
+  options.chunk_size = 64 << 10;
+  ASSERT_TRUE(rig.Deliver(**link, PatternBytes(15, 4096), options).status.ok());
+  auto peer = RawPeer::Open(rig);
+  ASSERT_TRUE(peer.ok());
+  auto stranger = receipt::Identity::Generate();
+  ASSERT_TRUE(stranger.ok());
+  protocol::Remove remove;
+  remove.delivery_id = "not-yours";
+  ASSERT_TRUE(sender::SignRemove(*stranger, (*peer)->link().hello().receiver_id, remove).ok());
+  ASSERT_TRUE((*peer)->Send(remove).ok());
+  const PeerSaw saw = (*peer)->Watch("not-yours", kWatch);
+  EXPECT_EQ(ReasonOf(saw), ReasonName(RefuseReason::kAuth));
+  std::vector<uint8_t> held(4096);
+  EXPECT_TRUE(rig.receiver().Read("not-yours", 0, held).ok()) << "still held";
+}
+
+// The durable store's writes fail with ENOSPC (its Env seam, src/store/fault_env.h).
+TEST(MemoryRefusal, ADiskFullWhileRetainingIsRefusedAndNotRetained) {
+  MemoryRig rig;
+  ReceiverOptions options = rig.BaseOptions();
+  options.data_dir = rig.dir() + "/data";
+  ASSERT_EQ(::mkdir(options.data_dir.c_str(), 0700), 0);
+  ASSERT_TRUE(rig.Start(options, "write@1+=ENOSPC").ok());
+  auto link = rig.OpenLink();
+  ASSERT_TRUE(link.ok());
+  DeliveryOptions delivery;
+  delivery.id = "disk-full";
+  delivery.chunk_size = 64 << 10;
+  delivery.retention = RetentionClass::kProcessRestart;
+  const DeliveryOutcome out = rig.Deliver(**link, PatternBytes(16, 128 << 10), delivery);
+  EXPECT_FALSE(out.status.ok());
+  EXPECT_NE(out.status.message().find(kDiskFullReason), std::string::npos) << out.status.ToString();
+  for (const Receipt& r : out.receipts) EXPECT_NE(r.rung, ReceiptRung::kRetained);
+}
+
 // Timeouts: each one short, so the suite stays fast.
 
 TEST(MemoryRefusal, NoAnnounceWithinTheHandshakeTimeoutIsLimit) {
@@ -520,6 +618,11 @@ TEST(MemoryRefusal, ShutdownRefusesNewAnnouncesAndEndsWhatIsUnfinished) {
 
   auto summary = std::async(std::launch::async, [&] { return rig.receiver().Shutdown(300ms); });
   while (!draining->load()) std::this_thread::sleep_for(1ms);
+  auto refused_connection = rig.OpenLink();
+  ASSERT_FALSE(refused_connection.ok());
+  EXPECT_NE(refused_connection.status().message().find(ReasonName(RefuseReason::kShuttingDown)),
+            std::string::npos)
+      << refused_connection.status().ToString();
   ASSERT_TRUE((*late)->Send((*late)->AnnounceOf("late", 4096, 4096)).ok());
   const PeerSaw refused_late = (*late)->Watch("late", kWatch);
   EXPECT_EQ(ReasonOf(refused_late), ReasonName(RefuseReason::kShuttingDown));

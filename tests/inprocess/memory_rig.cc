@@ -5,6 +5,7 @@
 #include "common/pattern.h"
 #include "receiver/receiver_start.h"
 #include "sender/delivery_source.h"
+#include "vocabulary/digest.h"
 
 namespace writ::inprocess {
 
@@ -41,9 +42,10 @@ ReceiverOptions MemoryRig::BaseOptions() const {
   return options;
 }
 
-Status MemoryRig::Start(ReceiverOptions options) {
+Status MemoryRig::Start(ReceiverOptions options, std::string store_faults) {
   options.provider = fabric::kMemoryProvider;
-  WRIT_ASSIGN_OR_RETURN(receiver_, receiver::StartReceiver(std::move(options), fabric_.Opener()));
+  WRIT_ASSIGN_OR_RETURN(receiver_, receiver::StartReceiver(std::move(options), fabric_.Opener(),
+                                                           std::move(store_faults)));
   return Status::Ok();
 }
 
@@ -115,6 +117,8 @@ PeerSaw RawPeer::Watch(const std::string& id, std::chrono::milliseconds timeout)
         saw.grants.push_back(*grant);
         return saw;
       }
+    } else if (const auto* ring = std::get_if<protocol::Ring>(&*message)) {
+      ring_ = *ring;
     } else if (const auto* refuse = std::get_if<protocol::Refuse>(&*message)) {
       if (refuse->delivery_id == id || refuse->delivery_id.empty()) {
         saw.refusal = *refuse;
@@ -133,6 +137,27 @@ PeerSaw RawPeer::Watch(const std::string& id, std::chrono::milliseconds timeout)
   }
   saw.timed_out = true;
   return saw;
+}
+
+Status RawPeer::DeliverByHand(const std::string& id, std::span<const uint8_t> bytes) {
+  WRIT_RETURN_IF_ERROR(Send(AnnounceOf(id, bytes.size(), bytes.size())));
+  PeerSaw saw = Watch(id, 5s);
+  if (saw.grants.size() != 1) return Status::Refused(id + ": no window granted");
+  WRIT_RETURN_IF_ERROR(WriteWindow(saw.grants.front(), bytes.size(), bytes));
+  WRIT_ASSIGN_OR_RETURN(auto digester, vocabulary::Digester::Create(Rule::kXxh3_128));
+  digester->Update(bytes);
+  WRIT_RETURN_IF_ERROR(Send(protocol::Commit{id, digester->Finish(), {}}));
+  saw = Watch(id, 5s);
+  if (saw.rungs.empty() || saw.rungs.back() != "retained") {
+    return Status::Refused(id + ": not retained");
+  }
+  return Status::Ok();
+}
+
+std::optional<protocol::Ring> RawPeer::AwaitRing(std::chrono::milliseconds timeout) {
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  while (!ring_ && std::chrono::steady_clock::now() < deadline) (void)Watch("", 20ms);
+  return ring_;
 }
 
 Status RawPeer::WriteWindow(const protocol::Grant& grant, uint64_t chunk_size,

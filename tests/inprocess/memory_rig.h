@@ -46,7 +46,8 @@ class MemoryRig {
 
   // Starts the receiver on the rig's fabric (StartWrapped: a FaultInjectingFabric around
   // its memory port, handed to `made`).
-  Status Start(ReceiverOptions options);
+  // `store_faults`: the FaultInjectionEnv spec (src/store/fault_env.h) for the --data store.
+  Status Start(ReceiverOptions options, std::string store_faults = "");
   Status StartWrapped(ReceiverOptions options,
                       std::function<void(fabric::FaultInjectingFabric&)> made);
   // A sender link to the receiver over the rig's fabric; `made`, when given, gets the
@@ -90,9 +91,16 @@ class RawPeer {
   // write-with-data naming its window and chunk; waits for each completion.
   Status WriteWindow(const protocol::Grant& grant, uint64_t chunk_size,
                      std::span<const uint8_t> bytes);
+  // A whole delivery by hand (one chunk): announce, write, commit its digest; Ok once its
+  // retained receipt came. The connection's first retained delivery earns it a ring.
+  Status DeliverByHand(const std::string& id, std::span<const uint8_t> bytes);
+  // The standing window the receiver granted this connection (seen by Watch), waiting up
+  // to `timeout` for it.
+  std::optional<protocol::Ring> AwaitRing(std::chrono::milliseconds timeout);
 
  private:
   std::unique_ptr<sender::Link> link_;
+  std::optional<protocol::Ring> ring_;
 };
 
 }  // namespace writ::inprocess
