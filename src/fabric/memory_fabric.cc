@@ -2,6 +2,7 @@
 
 #include <rdma/fi_errno.h>
 
+#include <array>
 #include <cstring>
 #include <deque>
 #include <limits>
@@ -47,7 +48,15 @@ struct SourcePiece {
   uint64_t length;
 };
 
-Status AddSourcePiece(std::vector<SourcePiece>& out, const MemoryRegion* region, uint64_t offset,
+// A write's source pieces, on the stack: a write allocates nothing here.
+struct WriteSource {
+  std::array<SourcePiece, kMaxGatherPieces> pieces;
+  size_t count = 0;
+  const SourcePiece* begin() const { return pieces.data(); }
+  const SourcePiece* end() const { return pieces.data() + count; }
+};
+
+Status AddSourcePiece(WriteSource& out, const MemoryRegion* region, uint64_t offset,
                       uint64_t length) {
   if (region == nullptr || !region->open()) {
     return Status::InvalidArgument("write needs an open registered source region");
@@ -55,12 +64,12 @@ Status AddSourcePiece(std::vector<SourcePiece>& out, const MemoryRegion* region,
   if (offset > region->length() || length > region->length() - offset) {
     return Status::InvalidArgument("write source range lies outside its registered region");
   }
-  out.push_back(SourcePiece{region->data() + offset, length});
+  out.pieces[out.count++] = SourcePiece{region->data() + offset, length};
   return Status::Ok();
 }
 
-Result<std::vector<SourcePiece>> SourceOf(const WriteRequest& request, size_t iov_limit) {
-  std::vector<SourcePiece> pieces;
+Result<WriteSource> SourceOf(const WriteRequest& request, size_t iov_limit) {
+  WriteSource pieces;
   if (request.gather.empty()) {
     WRIT_RETURN_IF_ERROR(
         AddSourcePiece(pieces, request.local, request.local_offset, request.length));
@@ -211,8 +220,7 @@ class MemoryPort final : public FabricPort {
   }
   // Places the write at `target` (or refuses it) and queues both sides' records.
   void DeliverLocked(MemoryFabric::Hub::PortState& self, uint32_t target,
-                     const WriteRequest& request, const std::vector<SourcePiece>& source)
-      REQUIRES(hub_->mu);
+                     const WriteRequest& request, const WriteSource& source) REQUIRES(hub_->mu);
 
   std::shared_ptr<MemoryFabric::Hub> hub_;
   const uint32_t id_;
@@ -267,7 +275,7 @@ Result<MemoryRegion> MemoryPort::Register(void* buffer, size_t length, Access ac
 }
 
 Result<PostedWrite> MemoryPort::PostWrite(const WriteRequest& request) {
-  WRIT_ASSIGN_OR_RETURN(std::vector<SourcePiece> source, SourceOf(request, provider().iov_limit()));
+  WRIT_ASSIGN_OR_RETURN(const WriteSource source, SourceOf(request, provider().iov_limit()));
   MutexLock lock(hub_->mu);
   auto* self = SelfLocked();
   if (self == nullptr) return Status::Transport("memory port is closed");
@@ -283,8 +291,7 @@ Result<PostedWrite> MemoryPort::PostWrite(const WriteRequest& request) {
 }
 
 void MemoryPort::DeliverLocked(MemoryFabric::Hub::PortState& self, uint32_t target,
-                               const WriteRequest& request,
-                               const std::vector<SourcePiece>& source) {
+                               const WriteRequest& request, const WriteSource& source) {
   auto to = hub_->ports.find(target);
   if (to == hub_->ports.end() || !to->second.open) {
     hub_->QueueLocked(self, WorkCompletion::Error(request.request_id, kMemoryEndpoint, FI_ENOTCONN,
