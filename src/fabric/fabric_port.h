@@ -3,12 +3,12 @@
 // ProgressLoop) use: connect or add a peer, register memory, post a write, poll its
 // records, prepare a blocking wait, and the provider whose completion levels are granted.
 //
-// Implementations: FabricNode (libfabric itself, opened by OpenFabricNode) and
+// Implementations: FabricNode (libfabric itself, opened by OpenFabricNode),
 // FaultInjectingFabric (fault_fabric.h), a decorator that replays what providers do
-// wrong. Every implementation keeps FabricNode's promises: PostWrite never drops a write
-// for -FI_EAGAIN, every record a Poll hands out is one WorkCompletion (an error record
-// holding only request id, status, endpoint and provider error), and every method may be
-// called from any thread.
+// wrong, and MemoryFabric's ports (memory_fabric.h: no provider, no sockets, one process). Every
+// implementation keeps FabricNode's promises: PostWrite never drops a write for -FI_EAGAIN, every
+// record a Poll hands out is one WorkCompletion (an error record holding only request id, status,
+// endpoint and provider error), and every method may be called from any thread.
 #pragma once
 
 #include <poll.h>
@@ -113,7 +113,7 @@ class FabricPort {
 };
 
 // How a sender or receiver opens its fabric: OpenFabricNode in production; tests pass
-// one that wraps the node (FaultInjectingFabric).
+// one that wraps the node (FaultInjectingFabric) or MemoryFabric::Opener.
 using FabricOpener = std::function<Result<std::unique_ptr<FabricPort>>(const NodeOptions&)>;
 Result<std::unique_ptr<FabricPort>> OpenFabricNode(const NodeOptions& options);
 

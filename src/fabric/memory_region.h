@@ -30,6 +30,13 @@ enum class Access : uint8_t {
   kRemoteWrite,  // peers write into it
 };
 
+// A registration no libfabric domain holds (the in-memory fabric's, memory_fabric.h): its
+// destructor revokes it.
+class RegionLease {
+ public:
+  virtual ~RegionLease() = default;
+};
+
 class MemoryRegion {
  public:
   MemoryRegion() = default;  // empty: registers nothing, open() is false
@@ -45,15 +52,20 @@ class MemoryRegion {
 
   // Revokes the region: after this, peers' writes with its key fail (where the provider
   // checks keys). Reports the provider's close error.
-  Status Close() { return mr_.Close("memory region"); }
-  bool open() const { return static_cast<bool>(mr_); }
+  Status Close() {
+    lease_.reset();
+    return mr_.Close("memory region");
+  }
+  bool open() const { return static_cast<bool>(mr_) || lease_ != nullptr; }
 
  private:
   friend class FabricNode;
+  friend class MemoryPort;
 
   // Keeps the domain open for as long as the registration lives.
   std::shared_ptr<void> domain_keepalive_;
   Fid<fid_mr> mr_;
+  std::unique_ptr<RegionLease> lease_;
   uint8_t* data_ = nullptr;
   uint64_t length_ = 0;
   uint64_t key_ = 0;

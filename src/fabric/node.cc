@@ -603,7 +603,7 @@ Result<size_t> FabricNode::Poll(std::vector<WorkCompletion>& out, size_t max) {
 Status FabricNode::PollEndpointLocked(Endpoint& ep, std::vector<WorkCompletion>& out, size_t max) {
   fi_cq_data_entry entries[kCqBatch];
   fi_addr_t sources[kCqBatch];
-  const bool rdm = kind() == EndpointKind::kRdm && (provider_.info()->caps & FI_SOURCE) != 0;
+  const bool rdm = provider_.names_writers();
   size_t appended = 0;
   while (appended < max) {
     const size_t batch = std::min(kCqBatch, max - appended);

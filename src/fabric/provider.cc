@@ -90,7 +90,7 @@ std::string CoreProviderOf(const std::string& provider) {
 EndpointKind EndpointKindFor(const std::string& provider) {
   if (Contains(provider, "ofi_rxm") || Contains(provider, "ofi_rxd") || provider == "shm" ||
       provider == "efa" || provider == "cxi" || provider == "psm2" || provider == "psm3" ||
-      provider == "udp") {
+      provider == "udp" || provider == "memory") {
     return EndpointKind::kRdm;
   }
   return EndpointKind::kMsg;
@@ -138,12 +138,42 @@ Result<ProviderInfo> ProviderInfo::DiscoverNamed(const ProviderRequest& request)
   result.domain_ = info->domain_attr->name ? info->domain_attr->name : "";
   result.fabric_ = info->fabric_attr->name ? info->fabric_attr->name : "";
 
+  result.traits_ = Traits{static_cast<uint64_t>(info->domain_attr->mr_mode),
+                          info->mode,
+                          info->caps,
+                          info->domain_attr->cq_data_size,
+                          info->ep_attr->max_msg_size,
+                          info->tx_attr->size,
+                          info->tx_attr->iov_limit,
+                          info->fabric_attr->prov_version};
   result.request_ = request;
   // The default level needs no probe; the others are probed when first asked about
   // (Grant, supported_levels): one fi_getinfo each costs 0.1-0.4 ms on tcp.
   const uint32_t default_bit = 1u << static_cast<uint32_t>(CompletionLevel::kProviderDefault);
   result.levels_->probed = default_bit;
   result.levels_->accepted = default_bit;
+  return result;
+}
+
+ProviderInfo ProviderInfo::Declared(const DeclaredProvider& declared) {
+  ProviderInfo result;
+  result.name_ = declared.name;
+  result.domain_ = declared.domain;
+  result.fabric_ = declared.name;
+  result.kind_ = declared.kind;
+  result.traits_.mr_mode = declared.remote_virtual_address ? FI_MR_VIRT_ADDR : 0;
+  result.traits_.caps = declared.names_writers ? FI_SOURCE : 0;
+  result.traits_.cq_data_size = 4;
+  result.traits_.max_msg_size = declared.max_message_size;
+  result.traits_.tx_depth = declared.tx_depth;
+  result.traits_.iov_limit = declared.iov_limit;
+  result.traits_.prov_version = declared.version;
+  result.request_.provider = declared.name;
+  // Every level is known: Accepts never asks fi_getinfo about a declared provider.
+  uint32_t accepted = 1u << static_cast<uint32_t>(CompletionLevel::kProviderDefault);
+  for (CompletionLevel level : declared.levels) accepted |= 1u << static_cast<uint32_t>(level);
+  result.levels_->probed = ~0u;
+  result.levels_->accepted = accepted;
   return result;
 }
 
@@ -188,7 +218,7 @@ CompletionLevel ProviderInfo::Grant(CompletionLevel wanted) const {
 }
 
 std::string ProviderInfo::provider_version() const {
-  const uint32_t v = info_->fabric_attr->prov_version;
+  const uint32_t v = traits_.prov_version;
   return name_ + " " + std::to_string(FI_MAJOR(v)) + "." + std::to_string(FI_MINOR(v));
 }
 

@@ -38,29 +38,51 @@ extern const std::vector<std::string> kPreferredProviders;
 
 EndpointKind EndpointKindFor(const std::string& provider);
 
+// A provider that is not libfabric's: the in-memory fabric (memory_fabric.h) declares
+// what it offers here instead of answering fi_getinfo.
+struct DeclaredProvider {
+  std::string name;
+  std::string domain;
+  EndpointKind kind = EndpointKind::kRdm;
+  std::vector<CompletionLevel> levels;  // granted as asked; kProviderDefault is implied
+  size_t max_message_size = 0;
+  size_t iov_limit = 1;
+  size_t tx_depth = 0;
+  bool remote_virtual_address = true;
+  bool names_writers = true;  // as FI_SOURCE: see ProviderInfo::names_writers
+  uint32_t version = 0;       // FI_VERSION(major, minor)
+};
+
 // What the provider returned for our hints, and what it means for writ.
 class ProviderInfo {
  public:
   static Result<ProviderInfo> Discover(const ProviderRequest& request);
+  // A declared provider: no fi_info (info() is null), no probes.
+  static ProviderInfo Declared(const DeclaredProvider& declared);
 
+  // Null for a declared provider; only FabricNode reads it.
   const fi_info* info() const { return info_.get(); }
   const std::string& name() const { return name_; }           // e.g. "tcp;ofi_rxm"
   const std::string& domain_name() const { return domain_; }  // device, e.g. "lo", "rxe0"
   const std::string& fabric_name() const { return fabric_; }
   EndpointKind kind() const { return kind_; }
-  uint64_t mr_mode() const { return info_->domain_attr->mr_mode; }
+  uint64_t mr_mode() const { return traits_.mr_mode; }
   // FI_MR_VIRT_ADDR: remote addresses are virtual addresses; otherwise offsets.
   bool remote_virtual_address() const { return (mr_mode() & FI_MR_VIRT_ADDR) != 0; }
   bool provider_keys() const { return (mr_mode() & FI_MR_PROV_KEY) != 0; }
   bool local_registration_required() const { return (mr_mode() & FI_MR_LOCAL) != 0; }
   // FI_RX_CQ_DATA: a write-with-data consumes a posted receive at the target.
-  bool needs_posted_receives_for_data() const { return (info_->mode & FI_RX_CQ_DATA) != 0; }
-  size_t cq_data_size() const { return info_->domain_attr->cq_data_size; }
-  size_t max_message_size() const { return info_->ep_attr->max_msg_size; }
-  size_t tx_depth() const { return info_->tx_attr->size; }
+  bool needs_posted_receives_for_data() const { return (traits_.mode & FI_RX_CQ_DATA) != 0; }
+  size_t cq_data_size() const { return traits_.cq_data_size; }
+  size_t max_message_size() const { return traits_.max_msg_size; }
+  size_t tx_depth() const { return traits_.tx_depth; }
   // Local iovecs one write may gather (tx_attr->iov_limit: 4 on tcp and shm).
-  size_t iov_limit() const { return std::max<size_t>(1, info_->tx_attr->iov_limit); }
+  size_t iov_limit() const { return std::max<size_t>(1, traits_.iov_limit); }
   std::string provider_version() const;  // "tcp 117.0"
+  // Whether a peer's remote write is recorded with its writer's address (RDM with
+  // FI_SOURCE: shm, the in-memory fabric). There FI_ADDR_NOTAVAIL (the same value as
+  // FI_ADDR_UNSPEC) means a writer not in the address vector, not that none is named.
+  bool names_writers() const { return kind_ == EndpointKind::kRdm && (traits_.caps & FI_SOURCE); }
   // Does the provider itself enforce remote keys? shm's fast path does not.
   bool checks_remote_keys() const;
   // Whether a completion queue's FI_WAIT_FD descriptor wakes on a peer's incoming write,
@@ -84,11 +106,24 @@ class ProviderInfo {
     std::atomic<uint32_t> accepted{0};
   };
 
+  // What writ reads of fi_info, copied once (a declared provider has no fi_info).
+  struct Traits {
+    uint64_t mr_mode = 0;
+    uint64_t mode = 0;
+    uint64_t caps = 0;
+    size_t cq_data_size = 0;
+    size_t max_msg_size = 0;
+    size_t tx_depth = 0;
+    size_t iov_limit = 1;
+    uint32_t prov_version = 0;
+  };
+
   ProviderInfo() = default;
   static Result<ProviderInfo> DiscoverNamed(const ProviderRequest& request);
   bool Accepts(CompletionLevel level) const;
 
   InfoPtr info_;
+  Traits traits_;
   ProviderRequest request_;  // what Discover was asked, for later probes
   std::string name_, domain_, fabric_;
   EndpointKind kind_ = EndpointKind::kMsg;

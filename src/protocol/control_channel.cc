@@ -236,6 +236,8 @@ Result<ControlListener> ControlListener::Listen(std::string host, uint16_t port,
   return last;
 }
 
+void ControlListener::Shutdown() { (void)::shutdown(socket_.fd(), SHUT_RDWR); }
+
 Result<ControlChannel> ControlListener::Accept(std::chrono::milliseconds timeout) {
   const auto deadline = Clock::now() + timeout;
   const std::string what = "accept on " + address_;

@@ -88,6 +88,9 @@ class ControlListener {
   const std::string& address() const { return address_; }
   // Waits for one connection; Timeout when none arrives in time.
   Result<ControlChannel> Accept(std::chrono::milliseconds timeout);
+  // Takes no more connections: an Accept waiting on another thread returns at once (an
+  // error), and so does every later one.
+  void Shutdown();
   int fd() const { return socket_.fd(); }
 
  private:

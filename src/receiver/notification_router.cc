@@ -67,10 +67,12 @@ void NotificationRouter::Route(const fabric::Peer& writer, uint32_t value) {
   {
     MutexLock lock(mu_);
     const Binding& binding = by_tag_[value >> 16];
-    // An address of FI_ADDR_UNSPEC: the provider names no writer beyond its endpoint.
-    forged = binding.inbox &&
-             (binding.writer.endpoint != writer.endpoint ||
-              (writer.address != FI_ADDR_UNSPEC && binding.writer.address != writer.address));
+    // An address of FI_ADDR_UNSPEC: the provider names no writer beyond its endpoint. Where
+    // it names every writer, the same value (FI_ADDR_NOTAVAIL) is a writer it does not know.
+    const bool unnamed = writer.address == FI_ADDR_UNSPEC;
+    forged = binding.inbox && (binding.writer.endpoint != writer.endpoint ||
+                               (unnamed && writers_named_.load(std::memory_order_relaxed)) ||
+                               (!unnamed && binding.writer.address != writer.address));
     if (!forged) inbox = binding.inbox;
   }
   if (inbox) {

@@ -46,6 +46,9 @@ class Inbox {
 class NotificationRouter {
  public:
   NotificationRouter();
+  // The provider names every remote write's writer (ProviderInfo::names_writers): a
+  // notification without a known writer then counts for no window. Set before traffic.
+  void RequireNamedWriters() { writers_named_.store(true); }
   // A free tag bound to `inbox` for notifications from `writer`, or nothing when all 65535
   // are live.
   std::optional<uint16_t> Bind(std::shared_ptr<Inbox> inbox, const fabric::Peer& writer);
@@ -66,6 +69,7 @@ class NotificationRouter {
   std::vector<Binding> by_tag_ GUARDED_BY(mu_);  // index = tag; slot 0 unused
   std::deque<uint16_t> free_ GUARDED_BY(mu_);    // the longest free at the back
   std::mt19937 draw_ GUARDED_BY(mu_);
+  std::atomic<bool> writers_named_{false};
   std::atomic<uint64_t> unrouted_{0};
   std::atomic<uint64_t> forged_{0};
 };

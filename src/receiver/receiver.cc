@@ -208,6 +208,7 @@ Status ReceiverImpl::Init() {
   node_options.provider.service = "0";
   WRIT_ASSIGN_OR_RETURN(core_.node, open_fabric_(node_options));
   WRIT_ASSIGN_OR_RETURN(core_.fabric_address, core_.node->LocalAddress());
+  if (core_.node->provider().names_writers()) core_.router.RequireNamedWriters();
   core_.context = receipt::ContextFor(core_.node->provider(), CompletionLevel::kDelivery, true);
   // The receiver's own rungs rest on its notifications, not on any initiator completion level.
   core_.context.completion_level = "none: receiver-side notification";
@@ -433,6 +434,7 @@ Status ReceiverImpl::Stop() {
   // the abort phase is what ends it now rather than at its grant-unused timeout.
   core_.shutdown.BeginAbort();
   stopping_.store(true);
+  if (listener_) listener_->Shutdown();  // the accept thread sees it now, not at its timeout
   if (accept_thread_.joinable()) accept_thread_.join();
   {
     MutexLock lock(conns_mu_);

@@ -66,6 +66,19 @@ TEST(ControlChannel, PeerNamesAndPort) {
   EXPECT_EQ(server->peer().rfind("127.0.0.1:", 0), 0u) << server->peer();
 }
 
+// Receiver::Stop's accept thread ends this way instead of at its poll's timeout.
+TEST(ControlChannel, AListenerShutDownEndsAnAcceptUnderWayAndTakesNoMore) {
+  auto listener = ControlListener::Listen("127.0.0.1", 0);
+  ASSERT_TRUE(listener.ok());
+  auto accepting = std::async(std::launch::async, [&] { return listener->Accept(60s); });
+  std::this_thread::sleep_for(20ms);  // most likely in its poll by now; either way it must end
+  listener->Shutdown();
+  const auto accepted = accepting.get();
+  ASSERT_FALSE(accepted.ok());
+  EXPECT_NE(accepted.status().code(), ErrorCode::kTimeout) << accepted.status().ToString();
+  EXPECT_FALSE(ControlChannel::Connect("127.0.0.1", listener->port(), 1s).ok());
+}
+
 TEST(ControlChannel, Ipv6Loopback) {
   auto listener = ControlListener::Listen("::1", 0);
   if (!listener.ok()) GTEST_SKIP() << "no IPv6 loopback: " << listener.status().ToString();

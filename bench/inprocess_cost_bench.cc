@@ -1,0 +1,348 @@
+// inprocess_cost_bench: writ's own CPU per small delivery, both sides together, in one
+// process over the in-memory fabric (src/fabric/memory_fabric.h): no provider, no fabric
+// sockets, so what is measured is writ's code (the control channel is still loopback TCP).
+// Each delivery goes to `validated` + `retained` (volatile); the sender has no identity
+// (announces and commits unsigned), so every Ed25519 signature counted is the receiver's,
+// over its receipts (one per group of receipts ready together).
+//
+// Two modes, each on a receiver and a sender session of its own (after a warm-up on another
+// pair, so the counts are the measured deliveries' alone):
+//   one-at-a-time: submit, wait for the outcome, next;
+//   in-flight:     all submitted at once, the session keeps --in-flight (64) in flight.
+// Per delivery: process CPU (user + system, every thread: CLOCK_PROCESS_CPUTIME_ID),
+// Ed25519 signatures and their cost (one signature measured here on this thread), CPU
+// excluding signatures, heap allocations (operator new, every thread), minor page faults,
+// context switches; and wall time and deliveries per second.
+//   inprocess_cost_bench [--count 2000] [--size 4096] [--in-flight 64]
+//                        [--mode both|one-at-a-time|in-flight] [--json]
+#include <stdlib.h>
+#include <sys/resource.h>
+#include <time.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <iostream>
+#include <new>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "common/pattern.h"
+#include "fabric/memory_fabric.h"
+#include "receipt/identity.h"
+#include "receiver/receiver_start.h"
+#include "sender/delivery_run.h"
+#include "sender/delivery_source.h"
+#include "sender/link.h"
+#include "sender/session.h"
+#include "writ/receiver.h"
+
+namespace {
+std::atomic<uint64_t> g_allocations{0};
+}  // namespace
+
+// Every heap allocation of the process, on any thread (the replacements pair malloc with free).
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wmismatched-new-delete"
+#endif
+void* operator new(size_t n) {
+  g_allocations.fetch_add(1, std::memory_order_relaxed);
+  if (void* p = std::malloc(n == 0 ? 1 : n)) return p;
+  throw std::bad_alloc();
+}
+void operator delete(void* p) noexcept { std::free(p); }
+void operator delete(void* p, size_t) noexcept { std::free(p); }
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic pop
+#endif
+
+namespace {
+
+using namespace writ;
+using Clock = std::chrono::steady_clock;
+
+struct Options {
+  uint64_t count = 2000;
+  uint64_t size = 4096;
+  uint32_t in_flight = 64;
+  std::string mode = "both";
+  bool json = false;
+};
+
+struct Usage {
+  double cpu_s = 0;
+  uint64_t allocations = 0;
+  uint64_t minor_faults = 0;
+  uint64_t context_switches = 0;
+  Clock::time_point wall;
+
+  static Usage Now() {
+    Usage u;
+    timespec ts{};
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+    u.cpu_s = static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) / 1e9;
+    u.allocations = g_allocations.load(std::memory_order_relaxed);
+    rusage ru{};
+    getrusage(RUSAGE_SELF, &ru);
+    u.minor_faults = static_cast<uint64_t>(ru.ru_minflt);
+    u.context_switches = static_cast<uint64_t>(ru.ru_nvcsw + ru.ru_nivcsw);
+    u.wall = Clock::now();
+    return u;
+  }
+};
+
+struct ModeResult {
+  std::string mode;
+  uint64_t deliveries = 0;
+  uint64_t failed = 0;
+  double wall_s = 0;
+  double cpu_s = 0;
+  uint64_t allocations = 0;
+  uint64_t minor_faults = 0;
+  uint64_t context_switches = 0;
+  uint64_t receipts_signed = 0;
+  uint64_t signatures = 0;
+  uint64_t ring_deliveries = 0;
+};
+
+// One receiver and one sender session over a fresh MemoryFabric.
+class Pair {
+ public:
+  Status Open(uint32_t in_flight) {
+    char dir[] = "/tmp/writ-inprocess-cost-XXXXXX";
+    if (mkdtemp(dir) == nullptr) return Status::Io("mkdtemp", errno);
+    dir_ = dir;
+    ReceiverOptions options;
+    options.provider = fabric::kMemoryProvider;
+    options.identity_dir = dir_ + "/identity";
+    options.volatile_capacity_bytes = 1ull << 30;
+    options.max_deliveries_per_sender = in_flight;
+    options.max_deliveries_per_connection = in_flight;
+    options.window_pool_bytes = 64ull << 20;
+    options.window_bytes = 1ull << 20;
+    WRIT_ASSIGN_OR_RETURN(receiver_, receiver::StartReceiver(std::move(options), fabric_.Opener()));
+    SessionOptions session;
+    session.to = receiver_->listen_address();
+    session.depth = in_flight;
+    session.max_in_flight = in_flight;
+    WRIT_ASSIGN_OR_RETURN(auto link, sender::Link::Open(session, fabric_.Opener()));
+    session_ = std::make_unique<sender::Session>(std::move(link), nullptr, nullptr, in_flight);
+    return session_->Start();
+  }
+
+  DeliveryHandle Submit(std::span<const uint8_t> bytes, const std::string& id) {
+    auto sub = std::make_unique<sender::Submission>();
+    sub->options.id = id;
+    sub->options.until = Rung::kValidated;
+    sub->options.retention = RetentionClass::kVolatile;
+    sub->out.status = sender::Prepare(sender::DeliverySource::FromBytes(bytes, id), sub->options,
+                                      nullptr, sub->out, sub->prepared);
+    DeliveryHandle handle(sub->state);
+    if (!sub->out.status.ok()) {
+      sub->state->Set(std::move(sub->out));
+      return handle;
+    }
+    session_->Submit(std::move(sub));
+    return handle;
+  }
+
+  // Closes the session and shuts the receiver down: its summary counts the signatures.
+  Result<ShutdownSummary> Close() {
+    (void)session_->Close();
+    auto summary = receiver_->Shutdown(std::chrono::milliseconds(1000));
+    receiver_.reset();
+    std::error_code ignored;
+    std::filesystem::remove_all(dir_, ignored);
+    return summary;
+  }
+
+ private:
+  std::string dir_;
+  fabric::MemoryFabric fabric_;
+  std::unique_ptr<Receiver> receiver_;
+  std::unique_ptr<sender::Session> session_;
+};
+
+// Runs `count` deliveries of `bytes`, `window` submitted ahead of the one waited for.
+Result<ModeResult> RunMode(const std::string& mode, const Options& opt,
+                           std::span<const uint8_t> bytes, uint32_t in_flight) {
+  ModeResult r;
+  r.mode = mode;
+  {  // warm-up on a pair of its own: allocator, page cache, code
+    Pair warm;
+    WRIT_RETURN_IF_ERROR(warm.Open(in_flight));
+    std::vector<DeliveryHandle> handles;
+    for (uint64_t i = 0; i < 200; ++i)
+      handles.push_back(warm.Submit(bytes, "warm-" + mode + "-" + std::to_string(i)));
+    for (auto& h : handles) (void)h.Wait();
+    WRIT_RETURN_IF_ERROR(warm.Close().status());
+  }
+  Pair pair;
+  WRIT_RETURN_IF_ERROR(pair.Open(in_flight));
+  std::vector<std::string> ids;
+  ids.reserve(opt.count);
+  for (uint64_t i = 0; i < opt.count; ++i) ids.push_back(mode + "-" + std::to_string(i));
+  // Each outcome is read and let go of as it completes, as a caller in a steady state does
+  // (keeping 2,000 outcomes grows the heap a page at a time).
+  auto take = [&r](DeliveryHandle& handle) {
+    const DeliveryOutcome& out = handle.Wait();
+    if (!out.status.ok()) {
+      if (r.failed == 0) std::cerr << "first failure: " << out.status.ToString() << "\n";
+      ++r.failed;
+    }
+    if (out.ring) ++r.ring_deliveries;
+    handle = DeliveryHandle();
+  };
+  std::vector<DeliveryHandle> handles(opt.count);
+  const Usage before = Usage::Now();
+  if (in_flight == 1) {
+    for (uint64_t i = 0; i < opt.count; ++i) {
+      handles[i] = pair.Submit(bytes, ids[i]);
+      take(handles[i]);
+    }
+  } else {
+    for (uint64_t i = 0; i < opt.count; ++i) handles[i] = pair.Submit(bytes, ids[i]);
+    for (auto& h : handles) take(h);
+  }
+  const Usage after = Usage::Now();
+  WRIT_ASSIGN_OR_RETURN(ShutdownSummary summary, pair.Close());
+  r.deliveries = opt.count;
+  r.wall_s = std::chrono::duration<double>(after.wall - before.wall).count();
+  r.cpu_s = after.cpu_s - before.cpu_s;
+  r.allocations = after.allocations - before.allocations;
+  r.minor_faults = after.minor_faults - before.minor_faults;
+  r.context_switches = after.context_switches - before.context_switches;
+  r.receipts_signed = summary.receipts_signed;
+  r.signatures = summary.signatures;
+  return r;
+}
+
+// CPU seconds of one Ed25519 signature over a receipt-sized message, on this thread.
+double SignatureCost() {
+  auto identity = receipt::Identity::Generate();
+  if (!identity.ok()) return 0;
+  std::vector<uint8_t> message(600, 0x5a);
+  constexpr int kSigns = 2000;
+  timespec a{}, b{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &a);
+  for (int i = 0; i < kSigns; ++i) {
+    message[0] = static_cast<uint8_t>(i);
+    (void)identity->Sign(message);
+  }
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &b);
+  const double s =
+      static_cast<double>(b.tv_sec - a.tv_sec) + static_cast<double>(b.tv_nsec - a.tv_nsec) / 1e9;
+  return s / kSigns;
+}
+
+nlohmann::json Json(const ModeResult& r, double sign_s) {
+  const double n = static_cast<double>(r.deliveries);
+  const double cpu_us = r.cpu_s * 1e6 / n;
+  const double sigs = static_cast<double>(r.signatures) / n;
+  return {{"mode", r.mode},
+          {"deliveries", r.deliveries},
+          {"failed", r.failed},
+          {"ring_deliveries", r.ring_deliveries},
+          {"wall_s", r.wall_s},
+          {"per_second", n / r.wall_s},
+          {"cpu_us_per_delivery", cpu_us},
+          {"receipts_signed", r.receipts_signed},
+          {"receipts_per_signature",
+           r.signatures ? static_cast<double>(r.receipts_signed) / static_cast<double>(r.signatures)
+                        : 0.0},
+          {"signatures", r.signatures},
+          {"signatures_per_delivery", sigs},
+          {"deliveries_per_signature", r.signatures ? n / static_cast<double>(r.signatures) : 0.0},
+          {"signature_us", sign_s * 1e6},
+          {"cpu_us_excluding_signatures", cpu_us - sigs * sign_s * 1e6},
+          {"allocations_per_delivery", static_cast<double>(r.allocations) / n},
+          {"minor_faults_per_delivery", static_cast<double>(r.minor_faults) / n},
+          {"context_switches_per_delivery", static_cast<double>(r.context_switches) / n}};
+}
+
+void PrintText(const std::vector<nlohmann::json>& rows, const Options& opt) {
+  std::printf(
+      "inprocess_cost: %llu deliveries of %llu bytes to validated + retained (volatile), "
+      "MemoryFabric, receiver and sender in one process\n",
+      static_cast<unsigned long long>(opt.count), static_cast<unsigned long long>(opt.size));
+  std::printf("%-14s %9s %9s %8s %8s %8s %9s %8s %9s %8s %8s %8s\n", "mode", "per_s", "cpu_us",
+              "sig/dlv", "dlv/sig", "rcpt/sig", "sig_us", "excl_us", "allocs", "minflt", "ctxsw",
+              "ring");
+  for (const auto& j : rows) {
+    std::printf(
+        "%-14s %9.0f %9.1f %8.3f %8.1f %8.1f %9.1f %8.1f %9.1f %8.2f %8.2f %8llu\n",
+        j["mode"].get<std::string>().c_str(), j["per_second"].get<double>(),
+        j["cpu_us_per_delivery"].get<double>(), j["signatures_per_delivery"].get<double>(),
+        j["deliveries_per_signature"].get<double>(), j["receipts_per_signature"].get<double>(),
+        j["signature_us"].get<double>(), j["cpu_us_excluding_signatures"].get<double>(),
+        j["allocations_per_delivery"].get<double>(), j["minor_faults_per_delivery"].get<double>(),
+        j["context_switches_per_delivery"].get<double>(),
+        static_cast<unsigned long long>(j["ring_deliveries"].get<uint64_t>()));
+    if (j["failed"].get<uint64_t>() != 0) {
+      std::printf("  %llu deliveries FAILED\n",
+                  static_cast<unsigned long long>(j["failed"].get<uint64_t>()));
+    }
+  }
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  Options opt;
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    auto next = [&]() -> uint64_t {
+      return i + 1 < argc ? std::strtoull(argv[++i], nullptr, 10) : 0;
+    };
+    if (a == "--count") {
+      opt.count = next();
+    } else if (a == "--size") {
+      opt.size = next();
+    } else if (a == "--in-flight") {
+      opt.in_flight = static_cast<uint32_t>(next());
+    } else if (a == "--mode" && i + 1 < argc) {
+      opt.mode = argv[++i];
+    } else if (a == "--json") {
+      opt.json = true;
+    } else {
+      std::cerr << "usage: inprocess_cost_bench [--count N] [--size BYTES] [--in-flight K] "
+                   "[--mode both|one-at-a-time|in-flight] [--json]\n";
+      return 2;
+    }
+  }
+  if (opt.count == 0 || opt.size == 0 || opt.in_flight == 0) {
+    std::cerr << "inprocess_cost_bench: --count, --size and --in-flight must be positive\n";
+    return 2;
+  }
+  std::vector<uint8_t> bytes(opt.size);
+  FillPattern(26, 0, bytes.data(), bytes.size());
+  const double sign_s = SignatureCost();
+  std::vector<nlohmann::json> rows;
+  for (uint32_t in_flight : {1u, opt.in_flight}) {
+    if ((in_flight == 1 && opt.mode == "in-flight") ||
+        (in_flight != 1 && opt.mode == "one-at-a-time")) {
+      continue;
+    }
+    const std::string mode =
+        in_flight == 1 ? "one-at-a-time" : "in-flight-" + std::to_string(in_flight);
+    auto r = RunMode(mode, opt, bytes, in_flight);
+    if (!r.ok()) {
+      std::cerr << "inprocess_cost_bench: " << mode << ": " << r.status().ToString() << "\n";
+      return 1;
+    }
+    rows.push_back(Json(*r, sign_s));
+  }
+  if (opt.json) {
+    std::cout << nlohmann::json(rows).dump(2) << "\n";
+  } else {
+    PrintText(rows, opt);
+  }
+  for (const auto& j : rows) {
+    if (j["failed"].get<uint64_t>() != 0) return 1;
+  }
+  return 0;
+}
