@@ -28,7 +28,11 @@ stage_config() {
           # Not the `consumer` test: an outside project linking this build's -fsanitize libwrit
           # would need the sanitizer flags too, and installing it proves nothing the release
           # stage does not.
-          ctest_args=(-LE consumer) ;;
+          # Not the rxm instances of the provider-parameterised tests: `tcp;ofi_rxm` takes
+          # writ's RDM path (address vector, peers added and removed), which the shm instances
+          # run under ASan too; what rxm adds is libfabric's own behaviour, which ASan does not
+          # judge, and the release stage runs them. About 4 minutes of CI.
+          ctest_args=(-LE consumer -E '/(tcp_ofi_rxm|rxm)$') ;;
     # clang: its CTest also runs -Wthread-safety over every src/ and tools/ file
     # (-fsyntax-only), so writ itself is not built here.
     fuzz) label="fuzz smoke" dir=build/fuzz targets="fuzzers writ_build_info"
