@@ -156,11 +156,14 @@ TEST(Capture, AProgramKilledMidRunLeavesWhatWasCaptured) {
                            "1000000", "-S", "64", "-B", std::to_string(port)},
                           dir.File("server.err"));
   ASSERT_TRUE(server);
-  // The client is killed by SIGKILL mid-run (2 s into 1,000,000 iterations: more than any machine
-  // runs in that time, so the kill always comes first): no exit handler of its runs. `timeout` is a
-  // process in between that forks fi_pingpong (and, using no libfabric, leaves no journal).
+  // The client is killed by SIGKILL mid-run (seconds into 1,000,000 iterations: more than any
+  // machine runs in that time, so the kill always comes first): no exit handler of its runs.
+  // `timeout` is a process in between that forks fi_pingpong (and, using no libfabric, leaves
+  // no journal). A try that ends otherwise found the server not listening yet; one killed
+  // before its first message (a loaded machine, a sanitized writ) is tried again, given longer.
   const std::string evidence = dir.File("killed.json");
   CommandRun run;
+  int kill_after_s = 2;
   for (int attempt = 0; attempt < 50; ++attempt) {
     std::this_thread::sleep_for(100ms);
     run = RunWrit({"capture",
@@ -170,7 +173,7 @@ TEST(Capture, AProgramKilledMidRunLeavesWhatWasCaptured) {
                    "timeout",
                    "-s",
                    "KILL",
-                   "2",
+                   std::to_string(kill_after_s),
                    "fi_pingpong",
                    "-p",
                    kPingpongProvider,
@@ -183,7 +186,10 @@ TEST(Capture, AProgramKilledMidRunLeavesWhatWasCaptured) {
                    "-P",
                    std::to_string(port),
                    "127.0.0.1"});
-    if (run.exit_code == 137) break;
+    if (run.exit_code != 137) continue;
+    const json tried = ReadBundle(evidence);
+    if ((tried.is_object() && CountRequests(tried, "send", 64) >= 1u) || kill_after_s >= 16) break;
+    kill_after_s *= 2;
   }
   server->Kill(SIGKILL);
   EXPECT_EQ(run.exit_code, 137) << run.err;
