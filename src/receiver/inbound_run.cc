@@ -52,8 +52,8 @@ InboundRun::InboundRun(RunHost& host, std::unique_ptr<InboundDelivery> delivery,
       announced_(delivery->announce()),
       held_(held),
       serial_(core_.next_delivery_serial.fetch_add(1)),
-      delivery_(std::move(delivery)),
-      admitted_(std::move(admitted)) {}
+      admitted_(std::move(admitted)),
+      delivery_(std::move(delivery)) {}
 
 RunStep InboundRun::EndWith(RunEnding ending) {
   Status told;
@@ -68,7 +68,7 @@ RunStep InboundRun::EndWith(RunEnding ending) {
     rungs_.retained = true;
     core_.metrics.RungReached(ReceiptRung::kRetained, SecondsSince(rungs_.announced));
   }
-  // Then the leases, in the order they are declared in reverse (inbound_run.h).
+  // Then the leases, in the reverse of the order they are declared in (inbound_run.h).
   delivery_.reset();
   ring_slot_.reset();
   admitted_.reset();

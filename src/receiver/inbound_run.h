@@ -102,7 +102,7 @@ class InboundRun {
   const std::string& id() const { return id_; }
   RunPhase phase() const { return phase_; }
   bool committed() const { return commit_seen_; }
-  const std::vector<std::string>& receipts() const { return receipts_; }
+  // A receipt issued for it, signed (RunHost::SignIssued).
   void Record(std::string json) { receipts_.push_back(std::move(json)); }
 
   // A commit for it: refused (and the run ended) when unusable, else taken.
@@ -150,18 +150,19 @@ class InboundRun {
   RunHost& host_;
   ReceiverCore& core_;
   const std::string id_;
-  const protocol::Announce
-      announced_;  // as announced (the delivery's copy takes the commit's digest)
+  // As announced (the delivery's own copy takes the commit's digest).
+  const protocol::Announce announced_;
   const Held held_;
   const uint64_t serial_;  // unique over the receiver's life (WindowPool's owner)
   RunPhase phase_ = RunPhase::kAnnounced;
   std::optional<RunEnding> ending_;
-  // Its leases; reset by EndWith, in this order: the engine (cancelling its digest, then
-  // revoking and freeing its windows, discarding an uncommitted writer), the ring slot, and
-  // last the id claim and its place in its sender's limit.
-  std::unique_ptr<InboundDelivery> delivery_;
-  std::optional<RingSlotLease> ring_slot_;
+  // Its leases, given back by EndWith (or, should the run be destroyed still going, by its
+  // destructor) in the reverse of this order: the engine (its destructor cancels the digest,
+  // then revokes and frees its windows and discards an uncommitted writer), the ring slot,
+  // and last the id claim and its place in its sender's limit.
   std::optional<AdmittedDelivery> admitted_;
+  std::optional<RingSlotLease> ring_slot_;
+  std::unique_ptr<InboundDelivery> delivery_;
   std::vector<std::string> receipts_;  // issued for it, JSON
   bool commit_seen_ = false;
   bool received_issued_ = false;

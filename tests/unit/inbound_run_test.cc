@@ -7,6 +7,7 @@
 
 #include <span>
 
+#include "receiver/window_pool.h"
 #include "vocabulary/digest.h"
 
 namespace writ::receiver {
@@ -237,6 +238,35 @@ TEST(InboundRun, AnAbortedRunSendsNothingAndGivesBackItsClaims) {
   const EndedDelivery ended = run->Ended("", "");
   EXPECT_EQ(ended.outcome, DeliveryOutcome::kAborted);
   EXPECT_EQ(ended.detail, "the sender aborted it");
+}
+
+// A window's leases (leases.h) go back when the window ends, wherever it was moved to: the
+// pool's window, the tag's binding and the tag's route to its run.
+TEST(InboundRun, AWindowsLeasesGoBackWhenTheWindowEnds) {
+  RecordingHost host;
+  auto run = host.Start("leases");
+  auto pool = WindowPool::Create(2 << 20, 1 << 20).value();
+  auto inbox = Inbox::Create().value();
+  NotificationRouter router;
+  TagOwners owners;
+  auto window = pool->TryAcquire(-1);
+  ASSERT_TRUE(window.has_value());
+  auto tag = router.Bind(inbox, fabric::Peer{});
+  ASSERT_TRUE(tag.has_value());
+  {
+    std::vector<LiveWindow> windows(1);
+    windows[0].pool = PoolLease(*pool, window->index);
+    windows[0].route = TagLease(router, owners, *tag, *run);
+    std::vector<LiveWindow> moved;
+    moved.push_back(std::move(windows[0]));
+    windows.clear();
+    EXPECT_EQ(pool->in_use(), 1u) << "a moved-from window holds nothing to give back";
+    EXPECT_EQ(owners.at(*tag), run.get());
+  }
+  EXPECT_EQ(pool->in_use(), 0u);
+  EXPECT_TRUE(owners.empty());
+  router.Route(fabric::Peer{}, NotificationValue(*tag, 0));
+  EXPECT_EQ(router.unrouted(), 1u) << "the tag is no longer bound";
 }
 
 }  // namespace
