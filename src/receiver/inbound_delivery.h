@@ -27,8 +27,8 @@
 namespace writ::receiver {
 
 // A window granted to a delivery. Its leases go back when it ends, in the reverse of their
-// order here: the registration is revoked first (no write may land after), then its tag is
-// unbound, its place in its sender's limit given back, and last the pool's window is freed.
+// order here: the registration is revoked first (no write may land after), then its place in
+// its sender's limit is given back, its tag unbound, and last the pool's window freed.
 struct LiveWindow {
   PoolLease pool;                   // empty for a window that is not the pool's
   TagLease route;                   // `tag`, routed to the delivery's run
