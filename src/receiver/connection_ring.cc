@@ -1,19 +1,17 @@
 // The connection's standing window (docs/protocol.md, "Standing windows"): the ring granted
-// after the first admitted delivery, `deliver` messages, slot notifications, and slots given
+// after the first retained delivery, `deliver` messages, slot notifications, and slots given
 // back.
-#include "receiver/admission.h"
 #include "receiver/connection.h"
 
 namespace writ::receiver {
 
-using admission::ReasonFor;
 using protocol::RefuseReason;
 
-Status Connection::MaybeGrantRing() {
+Status Connection::GrantRingOnce() {
   const ReceiverOptions& opt = core_.options;
   if (ring_ || ring_tried_ || opt.ring_slots == 0 || opt.ring_slot_size == 0) return Status::Ok();
   ring_tried_ = true;
-  auto ring = StandingRing::Open(*core_.node, core_.router, inbox_, Writer(), core_.ring_bytes,
+  auto ring = StandingRing::Open(*core_.node, core_.router, inbox_, writer(), core_.ring_bytes,
                                  opt.window_pool_bytes, opt.ring_slots, opt.ring_slot_size);
   if (!ring.ok()) {
     // Not an error: this connection's deliveries keep the announce/grant path.
@@ -40,53 +38,22 @@ Status Connection::OnDeliver(const protocol::Deliver& m) {
     return Refuse(id, in_use ? RefuseReason::kConflictingId : RefuseReason::kMalformed,
                   "deliver " + id + " refused: " + *why);
   }
-  const bool in_progress = Find(id) != nullptr;
-  WRIT_RETURN_IF_ERROR(OnAnnounce(m.announce, /*bytes_in_slot=*/true));
-  if (in_progress || Find(id) == nullptr) {
-    ring_->Abandon(m.slot);  // refused: its write may still land, and is then dropped
-    return Status::Ok();
-  }
-  return TakeDeliver(m);
-}
-
-// An admitted deliver: its commit, then its slot (copied out at once if its bytes landed).
-Status Connection::TakeDeliver(const protocol::Deliver& m) {
-  const std::string& id = m.announce.delivery_id;
-  InProgress& p = *Find(id);
-  p.ring_slot = m.slot;
-  p.delivery->ExpectCopy();
+  // Abandoned as this ends unless a run takes it: a refused deliver's write may still land,
+  // and is then dropped.
+  RingSlotLease slot(*ring_, m.slot);
+  WRIT_ASSIGN_OR_RETURN(InboundRun* const run, OnAnnounce(m.announce, /*bytes_in_slot=*/true));
+  if (run == nullptr) return Status::Ok();
+  const bool landed = ring_->Claim(m.slot, id);
   const protocol::Commit commit{id, m.digest, m.commit_signature};
-  if (auto refusal = admission::CommitUsable(p.delivery->announce(), commit, core_.signing_id)) {
-    EndDelivery(id);
-    return Send(*refusal);
-  }
-  TakeCommit(p, commit);
-  p.last_progress = Clock::now();
-  if (ring_->Claim(m.slot, id)) return ConsumeSlot(id);
-  return Status::Ok();
+  return Settle(*run, run->OnDeliver(commit, std::move(slot), *ring_, landed));
 }
 
 Status Connection::OnRingNotification(uint32_t slot) {
   auto id = ring_->OnNotification(slot);
-  return id ? ConsumeSlot(*id) : Status::Ok();
-}
-
-// Copied out before anything reads the bytes: the sender can write the slot until the copy,
-// so what is digested and stored is the copy; the slot is then cleared and given back.
-Status Connection::ConsumeSlot(const std::string& id) {
-  InProgress* p = Find(id);
-  if (p == nullptr || !p->ring_slot || p->slot_copied) return Status::Ok();
-  const uint32_t slot = *p->ring_slot;
-  std::vector<uint8_t> bytes = ring_->Copy(slot, p->delivery->announce().bytes);
-  ring_->Release(slot);
-  p->slot_copied = true;
-  p->last_progress = Clock::now();
-  Status consumed = p->delivery->ConsumeCopy(std::move(bytes));
-  if (consumed.ok()) return Status::Ok();
-  Status told =
-      Refuse(id, ReasonFor(consumed), "storing delivery " + id + " failed: " + consumed.message());
-  EndDelivery(id);
-  return told;
+  if (!id) return Status::Ok();
+  auto it = runs_.find(*id);
+  if (it == runs_.end()) return Status::Ok();
+  return Settle(*it->second, it->second->OnSlotLanded(*ring_));
 }
 
 Status Connection::SendFreedSlots() {

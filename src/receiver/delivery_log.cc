@@ -2,7 +2,6 @@
 
 #include <cstdio>
 
-#include "receiver/inbound_delivery.h"
 #include "receiver/receiver_core.h"
 #include "writ/vocabulary.h"
 
@@ -66,15 +65,15 @@ double SecondsSince(std::chrono::steady_clock::time_point since) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - since).count();
 }
 
-void NoteRung(ReceiverCore& core, InboundDelivery& delivery, ReceiptRung rung) {
-  delivery.reached = rung;
+void NoteRung(ReceiverCore& core, RungsReached& rungs, uint64_t bytes, ReceiptRung rung) {
+  rungs.reached = rung;
   if (rung == ReceiptRung::kRetained) {
-    delivery.retained = true;
+    rungs.retained = true;
   } else {
-    delivery.ladder_reached = rung;
+    rungs.ladder_reached = rung;
   }
-  core.metrics.RungReached(rung, SecondsSince(delivery.announced));
-  if (rung == ReceiptRung::kReceived) core.metrics.BytesReceived(delivery.announce().bytes);
+  core.metrics.RungReached(rung, SecondsSince(rungs.announced));
+  if (rung == ReceiptRung::kReceived) core.metrics.BytesReceived(bytes);
 }
 
 void NoteRefusal(ReceiverCore& core, const protocol::Refuse& refuse) {

@@ -16,7 +16,16 @@
 namespace writ::receiver {
 
 struct ReceiverCore;
-class InboundDelivery;
+
+// The rungs one delivery reached so far, for the log and the metrics.
+struct RungsReached {
+  std::chrono::steady_clock::time_point announced = std::chrono::steady_clock::now();
+  std::optional<ReceiptRung> reached;  // the highest rung issued
+  // The highest rung below `retained`, and whether `retained` was issued: the log's words
+  // are the sender's ("reached: validated, retention volatile").
+  std::optional<ReceiptRung> ladder_reached;
+  bool retained = false;
+};
 
 // A delivery that ended, as the log and the metrics see it.
 struct EndedDelivery {
@@ -56,8 +65,9 @@ class RetainedSummary {
 
 double SecondsSince(std::chrono::steady_clock::time_point since);
 
-// A receipt rung issued for `delivery`: its latency, and the bytes once every chunk landed.
-void NoteRung(ReceiverCore& core, InboundDelivery& delivery, ReceiptRung rung);
+// A receipt rung issued for a delivery of `bytes`: its latency, and the bytes once every
+// chunk landed.
+void NoteRung(ReceiverCore& core, RungsReached& rungs, uint64_t bytes, ReceiptRung rung);
 // A refusal sent (or meant for a sender that left): counted and logged.
 void NoteRefusal(ReceiverCore& core, const protocol::Refuse& refuse);
 // Counts and logs one delivery's outcome line.

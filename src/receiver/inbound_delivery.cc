@@ -114,14 +114,4 @@ std::vector<LiveWindow> InboundDelivery::TakeDigested() {
   return digested;
 }
 
-std::vector<LiveWindow> InboundDelivery::TakeWindows() {
-  digest_->Cancel();
-  std::vector<LiveWindow> all;
-  for (auto* list : {&windows_, &digesting_}) {
-    for (auto& w : *list) all.push_back(std::move(w));
-    list->clear();
-  }
-  return all;
-}
-
 }  // namespace writ::receiver

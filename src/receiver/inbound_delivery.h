@@ -19,30 +19,36 @@
 #include "fabric/memory_region.h"
 #include "protocol/messages.h"
 #include "receiver/digest_pool.h"
+#include "receiver/leases.h"
 #include "receiver/reservation.h"
 #include "receiver/window_pool.h"
 #include "store/store.h"
 
 namespace writ::receiver {
 
+// A window granted to a delivery. Its leases go back when it ends, in the reverse of their
+// order here: the registration is revoked first (no write may land after), then its place in
+// its sender's limit is given back, its tag unbound, and last the pool's window freed.
 struct LiveWindow {
+  PoolLease pool;                   // empty for a window that is not the pool's
+  TagLease route;                   // `tag`, routed to the delivery's run
+  std::optional<Reservation> slot;  // the window in its sender's limit
+  fabric::MemoryRegion region;      // revoked (closed) when the window is consumed
   uint16_t tag = 0;
-  uint32_t pool_index = 0;
   uint8_t* data = nullptr;
   uint64_t first_chunk = 0;
   uint32_t chunk_count = 0;
   uint64_t length = 0;
-  fabric::MemoryRegion region;  // revoked (closed) when the window is consumed
   std::vector<bool> notified;
   uint32_t notified_count = 0;
-  std::optional<Reservation> slot;  // the window in its sender's limit, given back with it
 };
 
 class InboundDelivery {
  public:
   InboundDelivery(protocol::Announce announce, std::shared_ptr<DigestStream> digest,
                   std::unique_ptr<store::PayloadWriter> writer);
-  // Cancels the digest first: no worker reads a window once the delivery is gone.
+  // Cancels the digest first: no worker reads a window once its leases are given back (its
+  // windows are revoked, then freed, and the uncommitted writer discards its bytes).
   ~InboundDelivery();
   InboundDelivery(const InboundDelivery&) = delete;
   InboundDelivery& operator=(const InboundDelivery&) = delete;
@@ -53,8 +59,9 @@ class InboundDelivery {
   bool digest_known() const { return !announce_.digest.empty(); }
   void AdoptCommittedDigest(std::vector<uint8_t> digest) {
     announce_.digest = std::move(digest);
-    digest_from_commit = true;
+    digest_from_commit_ = true;
   }
+  bool digest_from_commit() const { return digest_from_commit_; }  // none was announced
   uint64_t chunk_count() const { return chunks_; }
 
   // Layout of the next window for a window of `window_bytes`: chunks and bytes, or
@@ -85,8 +92,7 @@ class InboundDelivery {
   // its registration, then hands its bytes to the store and to the digest workers. The
   // window is held until TakeDigested hands it back.
   Status Consume();
-  // The consumed windows the workers have digested: the caller unbinds them and returns
-  // them to the pool.
+  // The consumed windows the workers have digested; their leases go back as they end.
   std::vector<LiveWindow> TakeDigested();
 
   bool all_received() const { return received_ == chunks_; }
@@ -100,27 +106,6 @@ class InboundDelivery {
   // What the digest must equal (the one place it is read from).
   const std::vector<uint8_t>& expected_digest() const { return announce_.digest; }
   store::PayloadWriter& writer() { return *writer_; }
-  // Gives up every window, live or being digested (for revocation), e.g. when the delivery
-  // is abandoned: the digest is cancelled first, so no worker reads them afterwards.
-  std::vector<LiveWindow> TakeWindows();
-
-  bool commit_seen = false;
-  bool digest_from_commit = false;  // the announce carried no digest
-  bool received_receipt_sent = false;
-  // The store retains this id with this content already, delivered by another sender
-  // (held_delivery_writer.h): validated, then answered with the retained receipts.
-  bool redelivery = false;
-  bool upgrade = false;  // supersedes a copy the store holds in a weaker class
-  // Unique over the receiver's life: the window pool clears a window handed from one
-  // delivery to another (never 0).
-  uint64_t serial = 0;
-  // For the log and the metrics (delivery_log.h): when it was admitted, its highest rung.
-  std::chrono::steady_clock::time_point announced = std::chrono::steady_clock::now();
-  std::optional<ReceiptRung> reached;
-  // The highest rung below `retained`, and whether `retained` was issued: the log's words
-  // are the sender's ("reached: validated, retention volatile").
-  std::optional<ReceiptRung> ladder_reached;
-  bool retained = false;
 
  private:
   Status ConsumeWindow(LiveWindow& w);
@@ -132,6 +117,7 @@ class InboundDelivery {
   std::deque<LiveWindow> windows_;    // ordered by first_chunk
   std::deque<LiveWindow> digesting_;  // consumed, read by the digest workers until done
   std::vector<uint8_t> copy_;         // ConsumeCopy's bytes, read by the digest workers
+  bool digest_from_commit_ = false;
   uint64_t next_grant_chunk_ = 0;
   uint64_t next_consume_chunk_ = 0;
   uint64_t received_ = 0;

@@ -147,8 +147,8 @@ class NoWriter : public store::PayloadWriter {
   }
 };
 
-// The same through InboundDelivery: a window consumed but not yet digested is handed back
-// by TakeWindows only after the digest is cancelled.
+// The same through InboundDelivery: a window consumed but not yet digested goes back to the
+// pool (its lease ending with the delivery) only after the digest is cancelled.
 TEST(DigestPool, AnAbandonedDeliveryGivesBackItsWindowsOnlyOnceNoJobCanReadThem) {
   auto windows = WindowPool::Create(2 * kMiB, kMiB);
   ASSERT_TRUE(windows.ok());
@@ -167,7 +167,8 @@ TEST(DigestPool, AnAbandonedDeliveryGivesBackItsWindowsOnlyOnceNoJobCanReadThem)
     ASSERT_TRUE(window.has_value());
     LiveWindow live;
     live.tag = static_cast<uint16_t>(i + 1);
-    live.pool_index = window->index;
+    live.pool = PoolLease(**windows, window->index);
+    live.pool.Expose(kMiB);
     live.data = window->data;
     live.first_chunk = delivery->next_grant_chunk();
     live.chunk_count = delivery->ChunksForWindow(kMiB);
@@ -179,10 +180,9 @@ TEST(DigestPool, AnAbandonedDeliveryGivesBackItsWindowsOnlyOnceNoJobCanReadThem)
   EXPECT_TRUE(delivery->TakeDigested().empty());
   EXPECT_FALSE(delivery->all_digested());
 
-  std::vector<LiveWindow> given_back = delivery->TakeWindows();
-  ASSERT_EQ(given_back.size(), 2u) << "the live window and the one being digested";
-  for (auto& w : given_back) (*windows)->Release(w.pool_index, w.length);
+  EXPECT_EQ((*windows)->in_use(), 2u) << "the live window and the one being digested";
   delivery.reset();
+  EXPECT_EQ((*windows)->in_use(), 0u) << "both given back as the delivery ended";
   for (int i = 0; i < 2; ++i) {
     auto next = (*windows)->TryAcquire(-1, i > 0, /*owner=*/2);
     ASSERT_TRUE(next.has_value());

@@ -35,7 +35,7 @@ std::string SignedText() {
 }
 
 // Parses and verifies; the message of the first failure, or "" when valid.
-std::string Problem(const std::string& text) {
+std::string CanonicalProblem(const std::string& text) {
   auto parsed = ReceiptFromJson(text);
   if (!parsed.ok()) return parsed.status().message();
   Status verified = VerifyReceipt(*parsed);
@@ -49,38 +49,39 @@ std::string WithExtra(const std::string& path, const char* key) {
   return j.dump();
 }
 
-TEST(ReceiptCanonical, TheSignedTextVerifies) { EXPECT_EQ(Problem(SignedText()), ""); }
+TEST(ReceiptCanonical, TheSignedTextVerifies) { EXPECT_EQ(CanonicalProblem(SignedText()), ""); }
 
 TEST(ReceiptCanonical, PrettyPrintedWithTheSameFieldsVerifies) {
   // Decision (docs/security.md, "Receipts"): whitespace and key order are not part of
   // what is signed; the fields and their values are.
   auto j = nlohmann::json::parse(SignedText());
-  EXPECT_EQ(Problem(j.dump(4)), "");
+  EXPECT_EQ(CanonicalProblem(j.dump(4)), "");
 }
 
 TEST(ReceiptCanonical, AnExtraTopLevelFieldIsRefusedByName) {
-  EXPECT_EQ(Problem(WithExtra("", "approved_by")),
+  EXPECT_EQ(CanonicalProblem(WithExtra("", "approved_by")),
             "approved_by: unknown field (not part of the signed receipt)");
 }
 
 TEST(ReceiptCanonical, AnExtraFieldInsideANestedObjectIsRefusedByName) {
-  EXPECT_EQ(Problem(WithExtra("delivery", "note")),
+  EXPECT_EQ(CanonicalProblem(WithExtra("delivery", "note")),
             "delivery.note: unknown field (not part of the signed receipt)");
-  EXPECT_EQ(Problem(WithExtra("context", "region")),
+  EXPECT_EQ(CanonicalProblem(WithExtra("context", "region")),
             "context.region: unknown field (not part of the signed receipt)");
-  EXPECT_EQ(Problem(WithExtra("signature", "trusted")),
+  EXPECT_EQ(CanonicalProblem(WithExtra("signature", "trusted")),
             "signature.trusted: unknown field (not part of the signed receipt)");
 }
 
 TEST(ReceiptCanonical, ARungSpecificFieldOfAnotherRungIsStillRefused) {
-  EXPECT_EQ(Problem(WithExtra("", "survives")), "survives: not allowed on a validated receipt");
+  EXPECT_EQ(CanonicalProblem(WithExtra("", "survives")),
+            "survives: not allowed on a validated receipt");
 }
 
 TEST(ReceiptCanonical, ADuplicatedKeyWhoseFirstCopyIsForgedIsRefused) {
   const std::string text = SignedText();
   ASSERT_EQ(text.front(), '{');
   const std::string forged = "{\"issuer\":\"bank-of-writ\"," + text.substr(1);
-  EXPECT_EQ(Problem(forged), "issuer: duplicate key");
+  EXPECT_EQ(CanonicalProblem(forged), "issuer: duplicate key");
 }
 
 TEST(ReceiptCanonical, ADuplicatedNestedKeyIsRefused) {
@@ -89,7 +90,7 @@ TEST(ReceiptCanonical, ADuplicatedNestedKeyIsRefused) {
   const size_t pos = text.find(at);
   ASSERT_NE(pos, std::string::npos);
   text.insert(pos + at.size(), "\"bytes\":1,");
-  EXPECT_EQ(Problem(text), "delivery.bytes: duplicate key");
+  EXPECT_EQ(CanonicalProblem(text), "delivery.bytes: duplicate key");
 }
 
 TEST(ReceiptCanonical, AnEmptyFieldRemovedIsRefused) {
@@ -97,13 +98,14 @@ TEST(ReceiptCanonical, AnEmptyFieldRemovedIsRefused) {
   // signed bytes and verify although a signed field is gone.
   auto j = nlohmann::json::parse(SignedText());
   j["context"].erase("notes");
-  EXPECT_EQ(Problem(j.dump()), "context.notes: missing");
+  EXPECT_EQ(CanonicalProblem(j.dump()), "context.notes: missing");
 }
 
 TEST(ReceiptCanonical, AnUnknownFieldNameIsShownEscaped) {
   auto j = nlohmann::json::parse(SignedText());
   j["\x1b[2Jx"] = 1;
-  EXPECT_EQ(Problem(j.dump()), "\\x1b[2Jx: unknown field (not part of the signed receipt)");
+  EXPECT_EQ(CanonicalProblem(j.dump()),
+            "\\x1b[2Jx: unknown field (not part of the signed receipt)");
 }
 
 }  // namespace
