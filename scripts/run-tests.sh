@@ -4,23 +4,33 @@
 # Usage: run-tests.sh [release|asan|fuzz]...   (default: all three, in that order)
 #
 # CTest runs nearly one test at a time (the two-process tests are RUN_SERIAL), which
-# leaves a core idle: while one stage's tests run, the next stage's build runs at nice 19,
-# on what the tests leave. Its output is shown when it ends.
+# leaves a core idle. So each stage runs as phases, and while one phase's tests run, the
+# next phase's build runs at nice 19 on what the tests leave; its output is shown when it
+# ends. The ASan stage is two phases: the tests that run real processes (long, mostly
+# waiting) first, while the rest of the ASan build (the in-process test programs) goes on
+# beside them. The fuzz stage, last, builds and tests entirely beside the ASan tests.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 jobs=${JOBS:-2}
 stages=("$@")
 [[ ${#stages[@]} -gt 0 ]] || stages=(release asan fuzz)
 
-# stage_config NAME: sets label, dir, targets (one or more, word-split) and cmake_args.
+# Labels of the tests that run real `writ` processes; the ASan stage runs them first.
+process_labels='integration|faults|hostile|cluster|capture'
+process_dirs=(tests/integration tests/faults tests/hostile tests/cluster tests/capture)
+
+# stage_config PHASE: sets label, dir, targets (one or more, word-split), target_dirs (build
+# directories whose every target is built too), cmake_args and ctest_args.
 stage_config() {
+  target_dirs=()
   case $1 in
     release) label=release dir=build/release targets=all
              cmake_args=(-DCMAKE_BUILD_TYPE=RelWithDebInfo -DWRIT_WERROR=ON)
              ctest_args=() ;;
     # -O1: sanitizer runs stay quick without optimising away what ASan should see.
     # -g1: line tables, so reports keep file:line, at a fraction of full debug info's cost.
-    asan) label=asan+ubsan dir=build/asan targets=all
+    asan-processes|asan-rest)
+          dir=build/asan
           cmake_args=(-DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_FLAGS=-O1 -DCMAKE_CXX_FLAGS_DEBUG=-g1
                       -DWRIT_SANITIZE=ON -DWRIT_PYTHON=OFF -DWRIT_WERROR=ON)
           # No Python package: the interpreter is not sanitized, so an ASan-built extension
@@ -33,7 +43,17 @@ stage_config() {
           # run under ASan too; what rxm adds is libfabric's own behaviour, which ASan does not
           # judge, and the release stage runs them. About 4 minutes of CI.
           # (A parameterised test's CTest name goes on: "…/tcp_ofi_rxm  # GetParam() = …".)
-          ctest_args=(-LE consumer -E '/(tcp_ofi_rxm|rxm)( |$)') ;;
+          local no_rxm='/(tcp_ofi_rxm|rxm)( |$)'
+          if [[ $1 == asan-processes ]]; then
+            # `writ` and the capture interposer, which the tests run, are not link
+            # dependencies of the test programs.
+            label="asan+ubsan (tests running processes)" targets="writ writ_capture"
+            target_dirs=("${process_dirs[@]}")
+            ctest_args=(-L "^($process_labels)\$" -E "$no_rxm")
+          else
+            label="asan+ubsan (the rest)" targets=all
+            ctest_args=(-LE "^($process_labels|consumer)\$" -E "$no_rxm")
+          fi ;;
     # clang: its CTest also runs -Wthread-safety over every src/ and tools/ file
     # (-fsyntax-only), so writ itself is not built here.
     fuzz) label="fuzz smoke" dir=build/fuzz targets="fuzzers writ_build_info"
@@ -48,7 +68,12 @@ build_stage() {
   stage_config "$1"
   echo "=== writ tests: $label build ($dir) ==="
   cmake -S . -B "$dir" "${cmake_args[@]}" >/dev/null &&
-    cmake --build "$dir" -j"$jobs" --target $targets  # word-split: one or more targets
+    cmake --build "$dir" -j"$jobs" --target $targets || return  # word-split: one or more
+  local sub
+  for sub in "${target_dirs[@]}"; do
+    if [[ -f $dir/build.ninja ]]; then ninja -C "$dir" -j"$jobs" "$sub/all" || return
+    else make -C "$dir/$sub" -j"$jobs" --no-print-directory || return; fi
+  done
 }
 
 test_stage() {
@@ -57,6 +82,12 @@ test_stage() {
   (cd "$dir" && ctest --output-on-failure -j"$jobs" --timeout 900 "${ctest_args[@]}")
 }
 
+# A stage is one phase, or two for asan (stage_config's asan-processes and asan-rest).
+phases=()
+for stage in "${stages[@]}"; do
+  if [[ $stage == asan ]]; then phases+=(asan-processes asan-rest); else phases+=("$stage"); fi
+done
+stages=("${phases[@]}")
 for stage in "${stages[@]}"; do stage_config "$stage" || exit 2; done
 
 status=0
