@@ -149,8 +149,7 @@ TEST(Capture, AProgramKilledMidRunLeavesWhatWasCaptured) {
   REQUIRE_OR_FAIL(HavePingpong(), "fi_pingpong (libfabric-bin) is not installed");
   TempDir dir;
   const int port = CaptureFreePort();
-  // The server is bounded by `timeout` too: killing `writ capture` below does not kill the
-  // program it runs, and an orphaned fi_pingpong would poll on a core until it ends.
+  // The server is bounded by `timeout` too, in case this test process dies before it.
   auto server = StartWrit({"capture", "--evidence", dir.File("server.json"), "--", "timeout", "-s",
                            "KILL", "20", "fi_pingpong", "-p", kPingpongProvider, "-e", "rdm", "-I",
                            "1000000", "-S", "64", "-B", std::to_string(port)},
@@ -203,6 +202,59 @@ TEST(Capture, AProgramKilledMidRunLeavesWhatWasCaptured) {
   EXPECT_GE(CountRequests(bundle, "send", 64), 1u) << "the messages sent before the kill";
   EXPECT_GE(bundle["work_completions"].size(), 1u);
   EXPECT_EQ(bundle["context"]["transport"], "tcp");
+}
+
+// The pid of `parent`'s one child process, once it has one (0 after 10 s without).
+pid_t CapturedChildOf(pid_t parent) {
+  const std::string path =
+      "/proc/" + std::to_string(parent) + "/task/" + std::to_string(parent) + "/children";
+  for (int i = 0; i < 1000; ++i) {
+    std::ifstream in(path);
+    pid_t child = 0;
+    if (in >> child && child > 0) return child;
+    std::this_thread::sleep_for(10ms);
+  }
+  return 0;
+}
+
+// Ended, or a zombie (a process this test reaps as subreaper of its orphans, if any).
+bool ProcessGone(pid_t pid) {
+  for (int i = 0; i < 1000; ++i) {
+    std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
+    std::string pid_field, name, state;
+    if (!(stat >> pid_field >> name >> state) || state == "Z") return true;
+    std::this_thread::sleep_for(10ms);
+  }
+  return false;
+}
+
+// SIGTERM to `writ capture` ends its program and the bundle is still written; SIGKILL, which
+// writ cannot pass on, ends the program too (it never outlives the capture).
+TEST(Capture, StoppingTheCaptureStopsItsProgram) {
+  TempDir dir;
+  const std::string evidence = dir.File("stopped.json");
+  auto capture =
+      StartWrit({"capture", "--evidence", evidence, "--", "sleep", "600"}, dir.File("stopped.err"));
+  ASSERT_TRUE(capture);
+  const pid_t program = CapturedChildOf(capture->pid());
+  ASSERT_GT(program, 0) << "writ capture started no program";
+  capture->Kill(SIGTERM);
+  auto ended = capture->Wait(20s);
+  ASSERT_TRUE(ended.ok()) << ended.status().message();
+  EXPECT_EQ(*ended, 128 + SIGTERM);
+  EXPECT_TRUE(ProcessGone(program)) << "the program outlived writ capture's SIGTERM";
+  const json bundle = ReadBundle(evidence);
+  ASSERT_TRUE(bundle.is_object());
+  EXPECT_EQ(bundle["capture"]["exit"], "killed by signal 15 (Terminated)");
+
+  auto killed = StartWrit({"capture", "--evidence", dir.File("killed.json"), "--", "sleep", "600"},
+                          dir.File("killed.err"));
+  ASSERT_TRUE(killed);
+  const pid_t orphan = CapturedChildOf(killed->pid());
+  ASSERT_GT(orphan, 0) << "writ capture started no program";
+  killed->Kill(SIGKILL);
+  ASSERT_TRUE(killed->Wait(20s).ok());
+  EXPECT_TRUE(ProcessGone(orphan)) << "the program outlived a SIGKILLed writ capture";
 }
 
 TEST(Capture, AnErrorCompletionKeepsOnlyItsValidFields) {

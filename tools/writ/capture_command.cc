@@ -1,11 +1,14 @@
 // writ capture --evidence OUT.json -- PROGRAM [ARGS...]: runs PROGRAM, unmodified, with the
 // interposer (src/capture) preloaded, then writes what it observed of PROGRAM's libfabric
 // calls as a writ.evidence/1 bundle. PROGRAM's exit status is writ's (128 + N when a
-// signal N ended it); the bundle is written either way.
+// signal N ended it); the bundle is written either way. SIGTERM and SIGHUP sent to writ are
+// passed on to PROGRAM (writ then writes the bundle as for any end), and PROGRAM is
+// killed if writ dies without doing so (SIGKILL): it never outlives the capture.
 #include <dirent.h>
 #include <fcntl.h>
 #include <linux/limits.h>
 #include <signal.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -68,24 +71,53 @@ Result<std::string> CaptureLibrary() {
   _exit(127);
 }
 
+volatile sig_atomic_t captured_child = 0;
+
+void PassOnToChild(int signal) {
+  if (captured_child > 0) kill(static_cast<pid_t>(captured_child), signal);
+}
+
 // Like system(3): the terminal's ^C and ^\ are the program's to handle; writ waits.
 Result<int> RunAndWait(const CaptureOptions& o, const std::string& library,
                        const std::string& journal_dir, std::string& exit_text) {
   struct sigaction ignore {
   }, old_int{}, old_quit{};
   ignore.sa_handler = SIG_IGN;
+  struct sigaction pass_on {
+  }, old_term{}, old_hup{};
+  pass_on.sa_handler = PassOnToChild;
   sigaction(SIGINT, &ignore, &old_int);
   sigaction(SIGQUIT, &ignore, &old_quit);
+  // SIGTERM and SIGHUP wait, blocked, until the child's pid is known to the handler.
+  sigset_t passed_on{}, old_mask{};
+  sigemptyset(&passed_on);
+  sigaddset(&passed_on, SIGTERM);
+  sigaddset(&passed_on, SIGHUP);
+  sigprocmask(SIG_BLOCK, &passed_on, &old_mask);
+  const pid_t parent = getpid();
   const pid_t child = fork();
-  if (child < 0) return Status::Io(std::string("fork: ") + std::strerror(errno));
+  if (child < 0) {
+    sigprocmask(SIG_SETMASK, &old_mask, nullptr);
+    return Status::Io(std::string("fork: ") + std::strerror(errno));
+  }
   if (child == 0) {
     sigaction(SIGINT, &old_int, nullptr);
     sigaction(SIGQUIT, &old_quit, nullptr);
+    sigprocmask(SIG_SETMASK, &old_mask, nullptr);
+    // Killed with writ; a writ that died before this line is seen as a new parent.
+    if (prctl(PR_SET_PDEATHSIG, SIGKILL) != 0 || getppid() != parent) _exit(128 + SIGKILL);
     ExecCaptured(o, library, journal_dir);
   }
+  captured_child = child;
+  sigaction(SIGTERM, &pass_on, &old_term);
+  sigaction(SIGHUP, &pass_on, &old_hup);
+  sigprocmask(SIG_SETMASK, &old_mask, nullptr);
   int status = 0;
   while (waitpid(child, &status, 0) < 0 && errno == EINTR) {
   }
+  captured_child = 0;
+  sigaction(SIGTERM, &old_term, nullptr);
+  sigaction(SIGHUP, &old_hup, nullptr);
   sigaction(SIGINT, &old_int, nullptr);
   sigaction(SIGQUIT, &old_quit, nullptr);
   if (WIFSIGNALED(status)) {
