@@ -5,7 +5,7 @@
 include(GNUInstallDirs)
 
 set(WRIT_LIB_OBJECTS $<TARGET_OBJECTS:writ_version_string>)
-foreach(layer ${WRIT_LAYERS})
+foreach(layer ${WRIT_LAYERS} cluster)
   list(APPEND WRIT_LIB_OBJECTS $<TARGET_OBJECTS:writ_${layer}>)
 endforeach()
 
@@ -17,7 +17,7 @@ foreach(lib writ_lib writ_static)
   target_include_directories(${lib} PUBLIC $<BUILD_INTERFACE:${CMAKE_SOURCE_DIR}/include>
                                            $<INSTALL_INTERFACE:${CMAKE_INSTALL_INCLUDEDIR}>)
   target_compile_features(${lib} PUBLIC cxx_std_20)
-  foreach(layer version_string ${WRIT_LAYERS})
+  foreach(layer version_string ${WRIT_LAYERS} cluster)
     add_dependencies(${lib} writ_${layer})
   endforeach()
 endforeach()
@@ -28,10 +28,11 @@ set_target_properties(writ_static PROPERTIES OUTPUT_NAME writ EXPORT_NAME writ_s
 # What the layers link, as the libraries themselves (libfabric is dlopen'ed: headers only).
 # The archive names xxhash and isal by name once installed, for the consumer's linker.
 target_link_libraries(writ_lib PRIVATE OpenSSL::Crypto SQLite::SQLite3 PkgConfig::XXHASH
-                      ${ISAL_LIBRARY} Threads::Threads ${CMAKE_DL_LIBS})
+                      ${ISAL_LIBRARY} PkgConfig::LIBCURL Threads::Threads ${CMAKE_DL_LIBS})
 target_link_libraries(writ_static PRIVATE OpenSSL::Crypto SQLite::SQLite3
   $<BUILD_INTERFACE:PkgConfig::XXHASH> $<INSTALL_INTERFACE:xxhash>
-  $<BUILD_INTERFACE:${ISAL_LIBRARY}> $<INSTALL_INTERFACE:isal> Threads::Threads ${CMAKE_DL_LIBS})
+  $<BUILD_INTERFACE:${ISAL_LIBRARY}> $<INSTALL_INTERFACE:isal>
+  $<BUILD_INTERFACE:PkgConfig::LIBCURL> $<INSTALL_INTERFACE:CURL::libcurl> Threads::Threads ${CMAKE_DL_LIBS})
 if(WRIT_SANITIZE)
   # Nothing in the ASan build uses them (the consumer test runs in the release build only).
   set_target_properties(writ_lib writ_static PROPERTIES EXCLUDE_FROM_ALL TRUE)

@@ -149,7 +149,7 @@ TEST(Capture, AProgramKilledMidRunLeavesWhatWasCaptured) {
   REQUIRE_OR_FAIL(HavePingpong(), "fi_pingpong (libfabric-bin) is not installed");
   TempDir dir;
   const int port = CaptureFreePort();
-  // The server is bounded by `timeout` too, in case this test process dies before it.
+  // The server is bounded by `timeout` too, in case this test dies before stopping it.
   auto server = StartWrit({"capture", "--evidence", dir.File("server.json"), "--", "timeout", "-s",
                            "KILL", "20", "fi_pingpong", "-p", kPingpongProvider, "-e", "rdm", "-I",
                            "1000000", "-S", "64", "-B", std::to_string(port)},
@@ -190,7 +190,10 @@ TEST(Capture, AProgramKilledMidRunLeavesWhatWasCaptured) {
     if ((tried.is_object() && CountRequests(tried, "send", 64) >= 1u) || kill_after_s >= 16) break;
     kill_after_s *= 2;
   }
-  server->Kill(SIGKILL);
+  // SIGTERM, which writ passes on to `timeout` and `timeout` to fi_pingpong: a SIGKILL would
+  // end writ and `timeout` (PR_SET_PDEATHSIG) and orphan fi_pingpong, polling on a core.
+  server->Kill(SIGTERM);
+  EXPECT_TRUE(server->Wait(20s).ok()) << "the captured server did not stop on SIGTERM";
   EXPECT_EQ(run.exit_code, 137) << run.err;
   const json bundle = ReadBundle(evidence);
   ASSERT_TRUE(bundle.is_object()) << run.err;

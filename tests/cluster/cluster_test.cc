@@ -13,6 +13,7 @@
 #include "cluster/member.h"
 #include "cluster/placement.h"
 #include "cluster_harness.h"
+#include "writ/replicated.h"
 
 namespace writ::testing {
 namespace {
@@ -140,6 +141,41 @@ TEST_F(ClusterTest, TwoOfThreeWithThePlacedReceiverKilledMidSend) {
   ASSERT_EQ(verify.exit_code, 0) << verify.err;
   EXPECT_EQ(verify.json["reached"]["retention"], "replicated:2");
   EXPECT_EQ(verify.json["members"].size(), 2u);
+}
+
+// writ::SendReplicated, the library's replicated:K: placed from etcd like `writ send`,
+// K counted from distinct domains, and a certificate `writ verify` accepts.
+TEST_F(ClusterTest, TheLibrarySendsReplicatedAndReturnsTheCertificate) {
+  StartMembers({"rack-a", "rack-b", "rack-c"});
+  ReplicatedSendOptions options;
+  options.base.id = "from-library";
+  options.base.stall_timeout = 20s;
+  options.k = 2;
+  options.cluster = etcd_->url();
+  const ReplicatedDelivery sent = writ::SendReplicated(dir_.File("payload"), options);
+  ASSERT_TRUE(sent.status.ok()) << sent.status.message();
+  std::set<std::string> counted;
+  for (const ReplicaReport& r : sent.replicas)
+    if (r.counted) counted.insert(r.address);
+  EXPECT_EQ(counted.size(), 2u);
+  const auto placed = Placed("from-library");
+  ASSERT_GE(placed.size(), 2u);
+  EXPECT_EQ(counted.count(placed[0].address), 1u) << "the first placed receiver holds a copy";
+  ASSERT_FALSE(sent.certificate_json.empty());
+  std::ofstream(dir_.File("library.cert")) << sent.certificate_json << '\n';
+  CommandRun verify = RunWrit({"verify", dir_.File("library.cert"), "--json"});
+  ASSERT_EQ(verify.exit_code, 0) << verify.err;
+  EXPECT_EQ(verify.json["reached"]["retention"], "replicated:2");
+
+  // Options that cannot be right are refused before anything is sent.
+  options.receivers = {members_[0]->address()};
+  const ReplicatedDelivery both = writ::SendReplicated(dir_.File("payload"), options);
+  EXPECT_EQ(both.status.code(), ErrorCode::kInvalidArgument) << both.status.message();
+  EXPECT_TRUE(both.replicas.empty());
+  options.receivers.clear();
+  options.replica_retention = RetentionClass::kVolatile;
+  const ReplicatedDelivery volatile_copies = writ::SendReplicated(dir_.File("payload"), options);
+  EXPECT_EQ(volatile_copies.status.code(), ErrorCode::kInvalidArgument);
 }
 
 TEST_F(ClusterTest, ExpiredLeaseIsNotChosen) {
