@@ -375,7 +375,8 @@ Result<Message> DecodePayload(MessageType type, std::span<const uint8_t> payload
   WireReader reader(payload, MessageTypeName(type));
   WRIT_ASSIGN_OR_RETURN(Message message, GetAny(type, reader));
   WRIT_RETURN_IF_ERROR(reader.ExpectEnd());
-  WRIT_RETURN_IF_ERROR(Validate(message, limits));
+  const bool receipts = type == MessageType::kReceipt || type == MessageType::kReceipts;
+  WRIT_RETURN_IF_ERROR(Validate(message, limits, limits.parse_receipt_json || !receipts));
   return message;
 }
 

@@ -82,7 +82,9 @@ Status Connection::Turn(bool readable, bool& close) {
   if (status.ok() && !close) status = AdvanceAll();
   channel_.Cork();  // the freed slots and every receipt of this pass leave in one write
   if (status.ok()) status = SendFreedSlots();  // before the receipts: the next one may wait
-  if (status.ok()) status = FlushReceipts();
+  bool deferred = false;
+  if (status.ok()) status = SignPass(deferred);
+  if (status.ok()) status = deferred ? SendSigned() : FlushReceipts();
   if (Status sent = SendCorked(); status.ok()) status = sent;
   if (status.ok() && !close) status = CheckTimeouts(close);
   if (status.ok() && !close) status = ObserveShutdown(close);
@@ -150,6 +152,8 @@ Status Connection::OnCommit(const protocol::Commit& c) {
 Status Connection::OnAbort(const protocol::Abort& m) {
   auto it = runs_.find(m.delivery_id);
   if (it == runs_.end()) return Status::Ok();  // not in progress here: nothing to end
+  // Retained already, its receipt being signed in this pass: too late to abort.
+  if (it->second->phase() == RunPhase::kSigning) return Status::Ok();
   return Settle(*it->second, it->second->EndWith(RunEnding::Aborted("the sender aborted it")));
 }
 

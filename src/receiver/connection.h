@@ -103,6 +103,15 @@ class Connection final : public RunHost {
   Status SendFreedSlots();
 
   // Sending (connection_outbox.cc).
+  // SignIssued, with every receipt of `with` (last) in the same group: their JSON, in order.
+  Result<std::vector<std::string>> SignIssuedWith(std::vector<Receipt> with);
+  // The end of a pass: one signature for it (the runs awaiting theirs then end), or, under
+  // load, `deferred` to the next pass (connection_outbox.cc).
+  Status SignPass(bool& deferred);
+  // Sends what the outbox holds signed, leaving what was issued unsigned.
+  Status SendSigned();
+  // A message or a notification is waiting to be read now.
+  bool InputWaiting() const;
   Status SendNow(const protocol::Message& message);
   // Writes what was corked (ControlChannel::Cork), handling a failure as SendNow does.
   Status SendCorked();
@@ -132,6 +141,11 @@ class Connection final : public RunHost {
   // ring and the tags, so that runs, whose leases name them, end first.
   std::map<std::string, std::unique_ptr<InboundRun>> runs_;
   ReceiptOutbox outbox_;  // issued or signed, not yet sent
+  // Signing under load (SignPass): a group waits for this many runs while input waits, for
+  // at most this many passes in a row.
+  static constexpr size_t kSignGroupTarget = 32;
+  static constexpr uint32_t kMaxDeferredPasses = 8;
+  uint32_t deferred_passes_ = 0;
   std::vector<uint32_t> notifications_;
   std::atomic<bool> finished_{false};
   bool peer_gone_ = false;  // the sender closed after committing

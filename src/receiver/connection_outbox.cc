@@ -1,6 +1,8 @@
 // What a connection sends: messages after the receipts issued before them, receipts signed
 // in groups and sent in batches (receipt_outbox.h), and what a failed send means when the
 // sender committed and left.
+#include <poll.h>
+
 #include <algorithm>
 
 #include "receiver/connection.h"
@@ -25,17 +27,76 @@ Status Connection::Refuse(const std::string& id, protocol::RefuseReason reason,
 
 Status Connection::FlushReceipts() {
   WRIT_RETURN_IF_ERROR(SignIssued().status());
+  return SendSigned();
+}
+
+Status Connection::SendSigned() {
   for (const protocol::Message& message : outbox_.Take()) WRIT_RETURN_IF_ERROR(SendNow(message));
   return Status::Ok();
 }
 
 Result<std::string> Connection::SignIssued(const Receipt* with) {
-  WRIT_ASSIGN_OR_RETURN(ReceiptOutbox::Signed signed_now, outbox_.SignIssued(*core_.signer, with));
+  std::vector<Receipt> group;
+  if (with != nullptr) group.push_back(*with);
+  WRIT_ASSIGN_OR_RETURN(std::vector<std::string> json, SignIssuedWith(std::move(group)));
+  return json.empty() ? std::string() : std::move(json.front());
+}
+
+Result<std::vector<std::string>> Connection::SignIssuedWith(std::vector<Receipt> with) {
+  WRIT_ASSIGN_OR_RETURN(ReceiptOutbox::Signed signed_now,
+                        outbox_.SignIssued(*core_.signer, std::move(with)));
   for (protocol::Receipt& r : signed_now.issued) {
     auto it = runs_.find(r.delivery_id);
     if (it != runs_.end()) it->second->Record(std::move(r.json));
   }
   return std::move(signed_now.with);
+}
+
+// The pass's one signature: every rung issued in it, across its deliveries, with the
+// `retained` receipt of each volatile run that committed in it; those runs then record it
+// and end (each retained receipt sent only once recorded). Under load, fewer than
+// kSignGroupTarget waiting runs are left to the next pass while more input waits already
+// (`deferred`: nothing issued is signed now), for at most kMaxDeferredPasses passes in a
+// row, so that one signature covers more deliveries.
+Status Connection::SignPass(bool& deferred) {
+  deferred = false;
+  const auto waiting_count =
+      static_cast<size_t>(std::count_if(runs_.begin(), runs_.end(), [](const auto& entry) {
+        return entry.second->phase() == RunPhase::kSigning;
+      }));
+  if (waiting_count == 0) {
+    deferred_passes_ = 0;
+    return Status::Ok();  // FlushReceipts signs what was issued
+  }
+  if (waiting_count < kSignGroupTarget && deferred_passes_ < kMaxDeferredPasses && !peer_gone_ &&
+      !core_.shutdown.begun() && InputWaiting()) {
+    ++deferred_passes_;
+    deferred = true;
+    return Status::Ok();
+  }
+  deferred_passes_ = 0;
+  std::vector<InboundRun*> waiting;
+  std::vector<Receipt> retained;
+  waiting.reserve(waiting_count);
+  retained.reserve(waiting_count);
+  for (auto& entry : runs_) {
+    std::optional<Receipt> receipt = entry.second->TakeReceiptToSign();
+    if (!receipt) continue;
+    waiting.push_back(entry.second.get());
+    retained.push_back(std::move(*receipt));
+  }
+  WRIT_ASSIGN_OR_RETURN(std::vector<std::string> json, SignIssuedWith(std::move(retained)));
+  Status status;
+  for (size_t i = 0; i < waiting.size(); ++i) {
+    Status ended = Settle(*waiting[i], waiting[i]->OnRetainedSigned(std::move(json[i])));
+    if (status.ok()) status = ended;
+  }
+  return status;
+}
+
+bool Connection::InputWaiting() const {
+  pollfd fds[2] = {{channel_.fd(), POLLIN, 0}, {inbox_->event_fd(), POLLIN, 0}};
+  return poll(fds, 2, 0) > 0;
 }
 
 Status Connection::SendNow(const protocol::Message& message) {

@@ -43,7 +43,7 @@ Status Connection::OnDeliver(const protocol::Deliver& m) {
   RingSlotLease slot(*ring_, m.slot);
   WRIT_ASSIGN_OR_RETURN(InboundRun* const run, OnAnnounce(m.announce, /*bytes_in_slot=*/true));
   if (run == nullptr) return Status::Ok();
-  const bool landed = ring_->Claim(m.slot, id);
+  const bool landed = ring_->Claim(m.slot, id, m.announce.bytes);
   const protocol::Commit commit{id, m.digest, m.commit_signature};
   return Settle(*run, run->OnDeliver(commit, std::move(slot), *ring_, landed));
 }

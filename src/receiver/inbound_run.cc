@@ -18,6 +18,7 @@ std::string_view RunPhaseName(RunPhase phase) {
     case RunPhase::kValidated: return "validated";
     case RunPhase::kProcessing: return "processing";
     case RunPhase::kCommitting: return "committing";
+    case RunPhase::kSigning: return "signing";
     case RunPhase::kEnded: return "ended";
   }
   return "?";
@@ -234,6 +235,7 @@ RunStep InboundRun::GrantOne(LiveWindow live, uint8_t* pool_data) {
 }
 
 RunStep InboundRun::Advance() {
+  if (phase_ == RunPhase::kSigning) return {};  // its connection's signing ends it
   RunStep step = GrantWindows();
   if (step.ended || !step.status.ok()) return step;
   step = Consume();
@@ -315,6 +317,7 @@ std::string InboundRun::TimeoutWhy(Clock::time_point now) const {
 }
 
 RunStep InboundRun::CheckTimeouts(Clock::time_point now) {
+  if (phase_ == RunPhase::kSigning) return {};  // retained already
   const std::string why = TimeoutWhy(now);
   if (why.empty()) return {};
   host_.Tell("delivery " + id_ + " aborted: " + why);

@@ -61,6 +61,7 @@ enum class RunPhase : uint8_t {
   kValidated,   // the digest matched (`validated` issued)
   kProcessing,  // the processing step runs (ReceiverOptions::processing)
   kCommitting,  // retained by the store, its receipts recorded with it
+  kSigning,     // volatile, committed: its `retained` waits for the pass's one signature
   kEnded,       // ended by EndWith; holds nothing
 };
 std::string_view RunPhaseName(RunPhase phase);
@@ -104,6 +105,11 @@ class InboundRun {
   bool committed() const { return commit_seen_; }
   // A receipt issued for it, signed (RunHost::SignIssued).
   void Record(std::string json) { receipts_.push_back(std::move(json)); }
+  // kSigning: its `retained` receipt, to be signed in its connection's end-of-pass group
+  // (once; nullopt in any other phase, or once taken).
+  std::optional<Receipt> TakeReceiptToSign();
+  // Its `retained` receipt signed: recorded with the delivery, then sent, and the run ended.
+  RunStep OnRetainedSigned(std::string json);
 
   // A commit for it: refused (and the run ended) when unusable, else taken.
   RunStep OnCommit(const protocol::Commit& commit);
@@ -164,6 +170,8 @@ class InboundRun {
   std::optional<RingSlotLease> ring_slot_;
   std::unique_ptr<InboundDelivery> delivery_;
   std::vector<std::string> receipts_;  // issued for it, JSON
+  size_t recorded_at_commit_ = 0;      // how many of them the store's commit recorded
+  std::optional<Receipt> to_sign_;     // kSigning: its `retained`, not signed yet
   bool commit_seen_ = false;
   bool received_issued_ = false;
   RungsReached rungs_;

@@ -86,31 +86,48 @@ RunStep InboundRun::Commit() {
     if (Status flushed = host_.FlushReceipts(); !flushed.ok()) return {flushed};
   }
   // A durable commit records the receipts issued so far in its index row: signed first.
-  // A volatile one is in memory: they are signed with `retained`, one signature for all.
-  if (a.retention != RetentionClass::kVolatile) {
+  // A volatile one is in memory: they are signed with `retained`, at the end of the pass,
+  // with every other rung and `retained` of the connection's pass (one signature for all).
+  const bool in_memory = a.retention == RetentionClass::kVolatile;
+  if (!in_memory) {
     if (Status signed_now = host_.SignIssued().status(); !signed_now.ok()) return {signed_now};
   }
-  const size_t recorded_at_commit = receipts_.size();
+  recorded_at_commit_ = receipts_.size();
   const auto commit_began = Clock::now();
   auto evidence = delivery_->writer().Commit(receipts_);
   if (!evidence.ok()) {
     return Refuse(ReasonFor(evidence.status()), "retention failed: " + evidence.status().message());
   }
   core_.metrics.StoreCommitted(a.retention, SecondsSince(commit_began));
-  const Receipt retained = RetainedReceipt(core_, RefOf(a), *evidence);
+  Receipt retained = RetainedReceipt(core_, RefOf(a), *evidence);
+  if (in_memory) {
+    to_sign_ = std::move(retained);
+    phase_ = RunPhase::kSigning;
+    return {};
+  }
   Result<std::string> json = host_.SignIssued(&retained);
   if (!json.ok()) return {json.status()};
-  receipts_.push_back(*json);
+  return OnRetainedSigned(std::move(*json));
+}
+
+std::optional<Receipt> InboundRun::TakeReceiptToSign() {
+  std::optional<Receipt> taken;
+  if (phase_ == RunPhase::kSigning) taken.swap(to_sign_);
+  return taken;
+}
+
+RunStep InboundRun::OnRetainedSigned(std::string json) {
+  receipts_.push_back(json);
   if (Status out = PublishReceiptsOut(receipts_); !out.ok()) return RefuseOut(out);
   // The retained receipt is recorded with the delivery (after those signed with it) before
   // it is sent; if that fails the class was not reached (the store has undone the commit),
   // and the sender is told so.
-  const std::vector<std::string> after_commit(receipts_.begin() + recorded_at_commit,
+  const std::vector<std::string> after_commit(receipts_.begin() + recorded_at_commit_,
                                               receipts_.end());
   if (Status recorded = core_.store->AppendReceipts(id_, after_commit); !recorded.ok()) {
     return Refuse(ReasonFor(recorded), "retention failed: " + recorded.message());
   }
-  return EndWith(RunEnding::Retained({*json}, /*earns_ring=*/true));
+  return EndWith(RunEnding::Retained({std::move(json)}, /*earns_ring=*/true));
 }
 
 // A re-delivery validated: the store retains these very bytes (same id, size, rule and

@@ -1,6 +1,7 @@
 #include "receiver/receipt_outbox.h"
 
 #include <algorithm>
+#include <iterator>
 
 namespace writ::receiver {
 
@@ -9,19 +10,21 @@ void ReceiptOutbox::Add(std::string delivery_id, std::string json) {
 }
 
 Result<ReceiptOutbox::Signed> ReceiptOutbox::SignIssued(ReceiptSigner& signer,
-                                                        const Receipt* with) {
+                                                        std::vector<Receipt> with) {
   Signed out;
-  if (issued_.empty() && with == nullptr) return out;
+  if (issued_.empty() && with.empty()) return out;
   std::vector<Receipt> group;
   group.swap(issued_);
   std::vector<std::string> ids;
+  ids.reserve(group.size());
   for (const Receipt& r : group) ids.push_back(r.delivery.id);
-  if (with != nullptr) group.push_back(*with);
+  const size_t issued = group.size();
+  group.insert(group.end(), std::make_move_iterator(with.begin()),
+               std::make_move_iterator(with.end()));
   WRIT_ASSIGN_OR_RETURN(std::vector<std::string> json, signer.Sign(std::move(group)));
-  if (with != nullptr) {
-    out.with = std::move(json.back());
-    json.pop_back();
-  }
+  out.with.assign(std::make_move_iterator(json.begin() + static_cast<ptrdiff_t>(issued)),
+                  std::make_move_iterator(json.end()));
+  json.resize(issued);
   for (size_t i = 0; i < json.size(); ++i) {
     out.issued.push_back(protocol::Receipt{ids[i], json[i]});
     pending_.push_back(protocol::Receipt{ids[i], std::move(json[i])});

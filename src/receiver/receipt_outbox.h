@@ -24,11 +24,11 @@ class ReceiptOutbox {
 
   struct Signed {
     std::vector<protocol::Receipt> issued;  // queued to send, in issue order
-    std::string with;                       // `with`'s JSON, not queued; empty without one
+    std::vector<std::string> with;          // `with`'s JSON, in order, not queued
   };
-  // Signs every issued receipt, and `with` (last) when given, as one group; the issued
-  // ones are queued to send. `with` is for a receipt that may go only once recorded.
-  Result<Signed> SignIssued(ReceiptSigner& signer, const Receipt* with = nullptr);
+  // Signs every issued receipt, and those of `with` (last), as one group; the issued ones
+  // are queued to send. `with` is for receipts that may go only once recorded (`retained`).
+  Result<Signed> SignIssued(ReceiptSigner& signer, std::vector<Receipt> with = {});
 
   bool empty() const { return pending_.empty() && issued_.empty(); }
   // What is pending, as messages in issue order: a lone receipt as `receipt`, several as

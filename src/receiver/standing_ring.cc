@@ -74,11 +74,12 @@ std::optional<std::string> StandingRing::WhyNot(uint32_t slot, uint64_t bytes) c
   return std::nullopt;
 }
 
-bool StandingRing::Claim(uint32_t slot, const std::string& id) {
+bool StandingRing::Claim(uint32_t slot, const std::string& id, uint64_t bytes) {
   Slot& s = slots_[slot];
   const bool landed = s.state == State::kLanded;
   s.state = State::kClaimed;
   s.id = landed ? std::string() : id;
+  s.claimed_bytes = std::min(bytes, slot_size_);
   s.since = Clock::now();
   return landed;
 }
@@ -107,8 +108,13 @@ std::vector<uint8_t> StandingRing::Copy(uint32_t slot, uint64_t bytes) const {
 
 void StandingRing::Release(uint32_t slot) {
   Slot& s = slots_[slot];
-  // Cleared over the whole slot: what one delivery left is never read for another.
-  std::memset(base_ + uint64_t{slot} * slot_size_, 0, slot_size_);
+  // What a delivery left is never read for another: the bytes it was announced with are
+  // cleared (a 4 KiB delivery clears 4 KiB, not the 64 KiB slot). The ring is this
+  // connection's alone, mapped fresh (zero) for it, so whatever lies past them was written
+  // by this connection's own sender (past what it announced); bytes that landed with no
+  // delivery to claim them are of unknown length: the whole slot is cleared.
+  const bool claimed = s.state == State::kClaimed || s.state == State::kAbandoned;
+  std::memset(base_ + uint64_t{slot} * slot_size_, 0, claimed ? s.claimed_bytes : slot_size_);
   s = Slot{};
   freed_.push_back(slot);
 }

@@ -44,14 +44,16 @@ class StandingRing {
   // Why a `deliver` of `bytes` into `slot` cannot be taken (out of range, larger than a slot,
   // in use by another delivery), or nothing.
   std::optional<std::string> WhyNot(uint32_t slot, uint64_t bytes) const;
-  // The admitted delivery `id` owns the slot; true when its bytes have landed already.
-  bool Claim(uint32_t slot, const std::string& id);
+  // The admitted delivery `id` of `bytes` owns the slot; true when its bytes have landed
+  // already.
+  bool Claim(uint32_t slot, const std::string& id, uint64_t bytes);
   // A write notification for `slot`: the id of the delivery whose bytes are now complete
   // (copy them out with Copy, then Release), or nothing. An index past the ring is ignored.
   std::optional<std::string> OnNotification(uint32_t slot);
   // The slot's first `bytes`, copied (the sender may still write the slot).
   std::vector<uint8_t> Copy(uint32_t slot, uint64_t bytes) const;
-  // Clears the slot and gives it back to the sender at the next TakeFreed.
+  // Clears the slot and gives it back to the sender at the next TakeFreed: the claiming
+  // delivery's bytes; the whole slot when no delivery claimed what landed in it.
   void Release(uint32_t slot);
   // The slot's delivery ended before its bytes landed (refused, aborted): its write may still
   // come, so the slot is freed when it does, or at the timeout.
@@ -65,6 +67,7 @@ class StandingRing {
   struct Slot {
     State state = State::kFree;
     std::string id;
+    uint64_t claimed_bytes = 0;  // kClaimed, kAbandoned: its delivery's announced size
     Clock::time_point since;
   };
   StandingRing(NotificationRouter& router, std::atomic<uint64_t>& budget, uint8_t* base,

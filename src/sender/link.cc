@@ -54,8 +54,12 @@ Result<std::unique_ptr<Link>> Link::Open(const SessionOptions& options,
   link->busy_poll_ = options.busy_poll;
   link->ring_enabled_ = options.ring;
   link->write_slots_.assign(options.depth, WriteSlot{});
+  // Every receipt read is parsed by ReceiptFromJson (strict) as it is dispatched: the
+  // decoder leaves its JSON to that one parse.
+  protocol::Limits limits;
+  limits.parse_receipt_json = false;
   auto channel = protocol::ControlChannel::Connect(host_port->first, host_port->second,
-                                                   options.connect_timeout);
+                                                   options.connect_timeout, limits);
   if (!channel.ok()) {
     return Status::Transport("cannot reach the receiver at " + options.to + ": " +
                              channel.status().message());

@@ -247,6 +247,12 @@ bool AnyChunkWritten(const DeliveryOutcome& out) {
       [](const WorkCompletionRecord& wc) { return wc.ok && wc.chunk != UINT64_MAX; });
 }
 
+// A receipt about `id` that does not parse: the session's connection cannot be trusted.
+Status ReceiptRefused(const std::string& id, const Status& parsed) {
+  return Status::Malformed("the receiver sent a receipt about " + id +
+                           " that is not one: " + parsed.message());
+}
+
 }  // namespace
 
 Session::Active* Session::Find(const std::string& id) {
@@ -278,6 +284,7 @@ Status Session::Dispatch(const protocol::Message& message) {
     // Read and dropped: the caller has its outcome already.
     const auto* wire = std::get_if<protocol::Receipt>(&message);
     auto receipt = wire ? ReceiptFromJson(wire->json) : Result<Receipt>(Status::NotFound(""));
+    if (wire != nullptr && !receipt.ok()) return ReceiptRefused(id, receipt.status());
     if (refuse || (receipt.ok() && receipt->rung == ReceiptRung::kRetained)) {
       lingering_.erase(id);
       NoteEnded(id);
@@ -285,7 +292,12 @@ Status Session::Dispatch(const protocol::Message& message) {
     return Status::Ok();
   }
   if (!id.empty() && std::find(ended_.begin(), ended_.end(), id) != ended_.end()) {
-    return Status::Ok();  // late grants or refusals of a delivery that ended here
+    // Late grants or refusals of a delivery that ended here. A late receipt is still
+    // parsed: the link's decoder leaves that to this side (protocol::Limits).
+    const auto* wire = std::get_if<protocol::Receipt>(&message);
+    if (wire == nullptr) return Status::Ok();
+    const Status parsed = ReceiptFromJson(wire->json).status();
+    return parsed.ok() ? parsed : ReceiptRefused(id, parsed);
   }
   if (refuse && id.empty()) return StatusForRefusal(*refuse, "(the session)");
   if (const auto* abort = std::get_if<protocol::Abort>(&message)) {

@@ -2,7 +2,12 @@
 // verify, many deliveries over one link, and what the fabric itself did.
 #include <gtest/gtest.h>
 
+#include <nlohmann/json.hpp>
+#include <set>
+#include <thread>
+
 #include "memory_rig.h"
+#include "vocabulary/digest.h"
 
 namespace writ::inprocess {
 namespace {
@@ -88,6 +93,80 @@ TEST(MemoryDelivery, AWrongKeyIsAnErrorRecordAtTheWriterAndNothingIsClaimed) {
   EXPECT_TRUE(out.receipts.empty()) << "not even the transport rung";
   EXPECT_EQ(rig.fabric().counts().access_errors, 1u);
   EXPECT_EQ(rig.fabric().counts().notifications, 0u);
+}
+
+// Issue #26: a connection signs once per pass of its loop, every rung of every delivery
+// that pass finished in one Merkle group. 32 ring deliveries whose bytes landed first and
+// whose `deliver` messages arrive in one write are finished in one pass: one signature for
+// their 96 receipts, where one per delivery was made before.
+TEST(MemoryDelivery, DeliveriesFinishedInOnePassShareOneSignature) {
+  constexpr uint32_t kMany = 32;
+  MemoryRig rig;
+  ReceiverOptions options = rig.BaseOptions();
+  options.ring_slots = kMany;
+  options.max_deliveries_per_connection = 2 * kMany;
+  options.max_deliveries_per_sender = 2 * kMany;
+  ASSERT_TRUE(rig.Start(options).ok());
+  auto peer = RawPeer::Open(rig);
+  ASSERT_TRUE(peer.ok()) << peer.status().ToString();
+  RawPeer& raw = **peer;
+  ASSERT_TRUE(raw.DeliverByHand("opens-the-ring", PatternBytes(7, 4096)).ok());
+  const auto ring = raw.AwaitRing(std::chrono::seconds(5));
+  ASSERT_TRUE(ring.has_value());
+  ASSERT_GE(ring->slot_count, kMany);
+
+  std::vector<protocol::Deliver> delivers;
+  for (uint32_t i = 0; i < kMany; ++i) {
+    const auto bytes = PatternBytes(300 + i, 4096);
+    ASSERT_TRUE(raw.WriteRingSlot(*ring, i, bytes).ok());
+    auto digester = vocabulary::Digester::Create(Rule::kXxh3_128);
+    ASSERT_TRUE(digester.ok());
+    (*digester)->Update(bytes);
+    protocol::Deliver deliver;
+    deliver.slot = i;
+    deliver.digest = (*digester)->Finish();
+    deliver.announce = raw.AnnounceOf("one-pass-" + std::to_string(i), 4096, 4096);
+    delivers.push_back(std::move(deliver));
+  }
+  // Their notifications reach the receiver's connection before the `deliver`s (the progress
+  // thread routes what the fabric queued), so that the `deliver`s finish the deliveries.
+  const auto queued = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+  while (rig.fabric().counts().notifications < kMany + 1 &&
+         std::chrono::steady_clock::now() < queued) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  raw.channel().Cork();  // every `deliver` in one write: one pass reads them all
+  for (const protocol::Deliver& deliver : delivers) ASSERT_TRUE(raw.Send(deliver).ok());
+  ASSERT_TRUE(raw.channel().Uncork().ok());
+
+  std::set<std::string> retained;
+  std::set<std::string> signatures;  // the distinct group signatures seen
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while (retained.size() < kMany && std::chrono::steady_clock::now() < deadline) {
+    auto message = raw.channel().Receive(std::chrono::milliseconds(20));
+    if (!message.ok()) {
+      ASSERT_EQ(message.status().code(), ErrorCode::kTimeout) << message.status().ToString();
+      continue;
+    }
+    ASSERT_EQ(std::get_if<protocol::Refuse>(&*message), nullptr);
+    for (const protocol::Receipt* receipt : protocol::ReceiptsOf(*message)) {
+      auto parsed = ReceiptFromJson(receipt->json);
+      ASSERT_TRUE(parsed.ok()) << parsed.status().ToString();
+      EXPECT_TRUE(VerifyReceipt(*parsed, rig.receiver().public_key_hex()).ok());
+      signatures.insert(nlohmann::json::parse(receipt->json)["signature"]["value"].dump());
+      if (parsed->rung == ReceiptRung::kRetained) retained.insert(receipt->delivery_id);
+    }
+  }
+  ASSERT_EQ(retained.size(), kMany);
+  // One pass when the machine lets the connection read all 32 at once; a loaded machine may
+  // split them over a few passes (a pass leaves its group to the next while input waits,
+  // up to 8 passes), never one signature per delivery as before.
+  EXPECT_LE(signatures.size(), 4u) << "the pass's receipts under one group signature";
+  auto summary = rig.receiver().Shutdown(std::chrono::milliseconds(1000));
+  ASSERT_TRUE(summary.ok()) << summary.status().ToString();
+  EXPECT_EQ(summary->receipts_signed, 3u * (kMany + 1)) << "received, validated, retained each";
+  EXPECT_LE(summary->signatures, 1u + 4u) << "one for the first delivery, one for the pass";
 }
 
 }  // namespace

@@ -160,6 +160,29 @@ std::optional<protocol::Ring> RawPeer::AwaitRing(std::chrono::milliseconds timeo
   return ring_;
 }
 
+Status RawPeer::WriteRingSlot(const protocol::Ring& ring, uint32_t slot,
+                              std::span<const uint8_t> bytes) {
+  WRIT_RETURN_IF_ERROR(link_->EnsureStaging(bytes.size()));
+  fabric::FabricPort& node = link_->node();
+  std::memcpy(link_->staging_slot(0), bytes.data(), bytes.size());
+  fabric::WriteRequest write;
+  write.request_id = link_->NextRequestId();
+  write.peer = link_->peer();
+  write.local = &link_->staging_region();
+  write.length = bytes.size();
+  write.remote = fabric::RegionDescriptor{ring.remote_address + uint64_t{slot} * ring.slot_size,
+                                          ring.key, ring.slot_size};
+  write.remote_offset = 0;
+  write.remote_data = (ring.window_id << 16) | slot;
+  WRIT_RETURN_IF_ERROR(node.PostWrite(write).status());
+  std::vector<fabric::WorkCompletion> records;
+  WRIT_RETURN_IF_ERROR(node.Poll(records).status());
+  if (records.size() != 1 || !records.front().ok()) {
+    return Status::Transport("the memory fabric did not complete a ring slot write");
+  }
+  return Status::Ok();
+}
+
 Status RawPeer::WriteWindow(const protocol::Grant& grant, uint64_t chunk_size,
                             std::span<const uint8_t> bytes) {
   WRIT_RETURN_IF_ERROR(link_->EnsureStaging(chunk_size));

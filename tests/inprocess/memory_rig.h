@@ -91,6 +91,9 @@ class RawPeer {
   // write-with-data naming its window and chunk; waits for each completion.
   Status WriteWindow(const protocol::Grant& grant, uint64_t chunk_size,
                      std::span<const uint8_t> bytes);
+  // Writes `bytes` into slot `slot` of `ring` (a write-with-data naming the ring and the
+  // slot); waits for its completion.
+  Status WriteRingSlot(const protocol::Ring& ring, uint32_t slot, std::span<const uint8_t> bytes);
   // A whole delivery by hand (one chunk): announce, write, commit its digest; Ok once its
   // retained receipt came. The connection's first retained delivery earns it a ring.
   Status DeliverByHand(const std::string& id, std::span<const uint8_t> bytes);

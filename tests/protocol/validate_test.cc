@@ -195,6 +195,20 @@ TEST(Validate, ReceiptJsonMustBeAnObject) {
   EXPECT_FALSE(Validate(Receipt{"id", "[1]"}, Limits{}, /*parse_json=*/false).ok());
 }
 
+// A reader that parses every receipt itself (the sender's link) decodes a receipt's JSON
+// once: the decoder checks its shape only; other messages' JSON is still parsed.
+TEST(Validate, DecodingLeavesReceiptJsonToAReaderThatParsesItItself) {
+  Limits once;
+  once.parse_receipt_json = false;
+  auto bad_receipt = Encode(Receipt{"id", "{\"a\":1,}"});
+  EXPECT_EQ(DecodeFrame(bad_receipt, Limits{}).status().message(), "receipt.json: not valid JSON");
+  EXPECT_TRUE(DecodeFrame(bad_receipt, once).ok());
+  EXPECT_FALSE(DecodeFrame(Encode(Receipt{"id", "[1]"}), once).ok()) << "still an object";
+  EXPECT_FALSE(DecodeFrame(Encode(Receipts{{Receipt{"id", "1"}}}), once).ok());
+  auto bad_answer = Encode(QueryAnswer{"id", "{\"a\":1,}"});
+  EXPECT_EQ(DecodeFrame(bad_answer, once).status().message(), "query-answer.json: not valid JSON");
+}
+
 TEST(ChunkCount, RoundsUp) {
   Announce a = SampleAnnounce();
   EXPECT_EQ(ChunkCount(a), 3u);

@@ -153,15 +153,23 @@ TEST(InboundRun, AnEmptyDeliveryGoesThroughItsPhasesAndIsToldRetainedBeforeItsCl
   EXPECT_TRUE(run->committed());
   step = run->Advance();
   EXPECT_TRUE(step.status.ok());
+  EXPECT_FALSE(step.ended) << "volatile: its `retained` waits for the pass's signature";
+  EXPECT_EQ(run->phase(), RunPhase::kSigning);
+  EXPECT_FALSE(run->Advance().ended) << "nothing more to do until it is signed";
+  std::optional<Receipt> to_sign = run->TakeReceiptToSign();
+  ASSERT_TRUE(to_sign.has_value());
+  EXPECT_EQ(to_sign->rung, ReceiptRung::kRetained);
+  EXPECT_FALSE(run->TakeReceiptToSign().has_value()) << "taken once";
+  step = run->OnRetainedSigned("{\"retained\":1}");
+  EXPECT_TRUE(step.status.ok());
   ASSERT_TRUE(step.ended);
   EXPECT_EQ(run->phase(), RunPhase::kEnded);
   EXPECT_EQ(host.events, (std::vector<std::string>{
                              "issue received @received held",
                              "issue validated @validated held",
-                             "sign with retained @committing held",
-                             "ring @committing held",
-                             "queue {\"retained\":1} @committing held",
-                             "flush @committing held",
+                             "ring @signing held",
+                             "queue {\"retained\":1} @signing held",
+                             "flush @signing held",
                          }))
       << "the sender is told (ring first, then the retained receipt) while the run still "
          "holds its id; nothing is sent after";

@@ -67,13 +67,14 @@ TEST(ReceiptOutbox, RungsIssuedBeforeASigningAreOneSignatureAndTheLastIsNotQueue
   box.Issue(SampleReceipt(ReceiptRung::kValidated, "d"));
   EXPECT_FALSE(box.empty());
   const Receipt last = SampleReceipt(ReceiptRung::kValidated, "e");  // e.g. `retained`
-  auto signed_now = box.SignIssued(signer, &last);
+  auto signed_now = box.SignIssued(signer, {last});
   ASSERT_TRUE(signed_now.ok()) << signed_now.status().ToString();
   EXPECT_EQ(signer.signatures(), 1u);
   EXPECT_EQ(signer.receipts_signed(), 3u);
   ASSERT_EQ(signed_now->issued.size(), 2u);
+  ASSERT_EQ(signed_now->with.size(), 1u);
   std::vector<std::string> texts{signed_now->issued[0].json, signed_now->issued[1].json,
-                                 signed_now->with};
+                                 signed_now->with[0]};
   for (size_t i = 0; i < texts.size(); ++i) {
     SCOPED_TRACE(i);
     auto parsed = ReceiptFromJson(texts[i]);
