@@ -195,7 +195,7 @@ Result<Announce> GetAnnounce(WireReader& r) {
   if (r.remaining() >= 4 && !r.NextU32Is(kTargetMark)) {
     WRIT_RETURN_IF_ERROR(GetRegionLengths(r, m.region_lengths));
   }
-  if (r.remaining() > 0) {
+  if (r.remaining() >= 4) {
     WRIT_ASSIGN_OR_RETURN(uint32_t mark, r.U32("target_mark"));
     if (mark != kTargetMark) return Status::Malformed("announce.target_mark: not ffffffff");
     WRIT_ASSIGN_OR_RETURN(m.target, r.String("target"));

@@ -96,7 +96,7 @@ struct Announce {
   // receiver application's exposed buffer `target` at byte `target_offset`. Empty: into the
   // receiver's store. Optional on the wire (a marked block after the region table), and
   // covered by the signature.
-  std::string target;
+  std::string target = "";  // initialized: aggregate initializations that omit it stay quiet
   uint64_t target_offset = 0;
   bool operator==(const Announce&) const = default;
 };

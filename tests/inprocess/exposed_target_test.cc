@@ -328,8 +328,11 @@ TEST_F(ExposedTarget, RevokeEndsADeliveryInFlightAndNoWriteLandsAfterIt) {
   EXPECT_NE(heard_.at(0).why.find("revoked"), std::string::npos) << heard_.at(0).why;
   saw = peer->Watch("in-flight", kExposedWatch);
   EXPECT_EQ(ExposedReason(saw), "target");
+  const uint64_t refused_before = rig_.fabric().counts().access_errors;
   EXPECT_FALSE(peer->WriteWindow(granted, kExposedChunk, bytes).ok())
       << "the revoked window still took a write";
+  EXPECT_EQ(rig_.fabric().counts().access_errors, refused_before + 1)
+      << "the write was not refused for its closed key";
   EXPECT_TRUE(AllZero(buffer_)) << "a write landed after Revoke returned";
 
   ASSERT_TRUE(peer->Send(AddressedAnnounce(*peer, "after", 4096, 0)).ok());
