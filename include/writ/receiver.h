@@ -227,6 +227,40 @@ struct StoredDelivery {
   std::string held_until;             // RFC 3339: the time its receipt promised; empty: none
 };
 
+// Exposed targets (docs/architecture.md, "Exposed targets"): memory the application owns,
+// under a name, that senders deliver into at an offset (DeliveryOptions::target). Each
+// delivery is written in place, digested where it landed, and signed; the memory stays the
+// application's.
+enum class TargetMemory : uint8_t { kHost };  // CUDA device memory: not built yet
+
+// Optional geometry of a paged target (a KV cache): page_size * page_count bytes at most
+// the buffer's. Recorded and checked; deliveries still address byte offsets.
+struct PageGeometry {
+  uint64_t page_size = 0;
+  uint64_t page_count = 0;
+};
+
+// What the application is told once a delivery into one of its targets has ended: `ok`
+// after its bytes were validated in place (never before), else the range
+// [offset, offset + bytes) may hold unvalidated bytes and must not be used (`why` says why).
+struct TargetDelivery {
+  std::string target;
+  std::string delivery_id;
+  uint64_t offset = 0;
+  uint64_t bytes = 0;
+  bool ok = false;
+  std::string why;  // empty when ok
+};
+
+struct ExposeOptions {
+  std::optional<PageGeometry> pages;
+  TargetMemory memory = TargetMemory::kHost;
+  // Called on a connection's thread, once per admitted delivery into the target, after its
+  // validation (ok) or after it ended otherwise (not ok) and no write of it can land any
+  // more. It must not call Revoke.
+  std::function<void(const TargetDelivery&)> on_delivery;
+};
+
 class WRIT_EXPORT Receiver {
  public:
   static Result<std::unique_ptr<Receiver>> Start(ReceiverOptions options);
@@ -268,6 +302,15 @@ class WRIT_EXPORT Receiver {
   // buffer in between (not re-hashed). kNotFound: not retained here; kInvalidArgument: the
   // range passes its end.
   virtual Status Read(const std::string& id, uint64_t offset, std::span<uint8_t> out) = 0;
+  // Exposes `buffer` (which must stay valid until Revoke returns, or the receiver stops)
+  // under `name`: senders may then deliver into it at an offset. kInvalidArgument: an empty
+  // name or buffer, a name exposed already, geometry larger than the buffer.
+  virtual Status Expose(const std::string& name, std::span<uint8_t> buffer,
+                        ExposeOptions options = {}) = 0;
+  // Withdraws `name`: new deliveries into it are refused, those in flight are refused ("the
+  // target was revoked"), and this returns once none of their windows is registered any
+  // more, so no write into the buffer can land after. kNotFound: not exposed.
+  virtual Status Revoke(const std::string& name) = 0;
 };
 
 }  // namespace writ

@@ -135,6 +135,11 @@ struct DeliveryOptions {
   SourcePath source = SourcePath::kAuto;
   // As SendOptions::digest: known to the caller, announced and not computed again.
   std::vector<uint8_t> digest;
+  // An addressed delivery: written straight into the receiver application's exposed buffer
+  // `target` (Receiver::Expose) at byte `target_offset`, validated there; its retained
+  // receipt is volatile, in the application's buffer. Empty: into the receiver's store.
+  std::string target;
+  uint64_t target_offset = 0;
 };
 
 struct DeliveryOutcome {

@@ -55,6 +55,11 @@ void Put(WireWriter& w, const Announce& m) {
     w.U32(static_cast<uint32_t>(m.region_lengths.size()));
     for (uint64_t length : m.region_lengths) w.U64(length);
   }
+  if (!m.target.empty()) {
+    w.U32(kTargetMark);
+    w.String(m.target);
+    w.U64(m.target_offset);
+  }
 }
 
 void Put(WireWriter& w, const Grant& m) {
@@ -187,7 +192,16 @@ Result<Announce> GetAnnounce(WireReader& r) {
   WRIT_ASSIGN_OR_RETURN(m.nonce, r.Bytes("nonce"));
   WRIT_ASSIGN_OR_RETURN(m.time_ms, r.U64("time_ms"));
   WRIT_ASSIGN_OR_RETURN(m.signature, r.Bytes("signature"));
-  if (r.remaining() >= 4) WRIT_RETURN_IF_ERROR(GetRegionLengths(r, m.region_lengths));
+  if (r.remaining() >= 4 && !r.NextU32Is(kTargetMark)) {
+    WRIT_RETURN_IF_ERROR(GetRegionLengths(r, m.region_lengths));
+  }
+  if (r.remaining() >= 4) {
+    WRIT_ASSIGN_OR_RETURN(uint32_t mark, r.U32("target_mark"));
+    if (mark != kTargetMark) return Status::Malformed("announce.target_mark: not ffffffff");
+    WRIT_ASSIGN_OR_RETURN(m.target, r.String("target"));
+    if (m.target.empty()) return Status::Malformed("announce.target: empty, the block is omitted");
+    WRIT_ASSIGN_OR_RETURN(m.target_offset, r.U64("target_offset"));
+  }
   return m;
 }
 

@@ -12,7 +12,7 @@ using vocabulary::NameIn;
 using vocabulary::NameTable;
 using vocabulary::ParseIn;
 
-constexpr NameTable<RefuseReason, 13> kRefuseReasons{{
+constexpr NameTable<RefuseReason, 14> kRefuseReasons{{
     {RefuseReason::kAuth, "auth"},
     {RefuseReason::kSpace, "space"},
     {RefuseReason::kConflictingId, "conflicting id"},
@@ -26,6 +26,7 @@ constexpr NameTable<RefuseReason, 13> kRefuseReasons{{
     {RefuseReason::kRetention, "retention"},
     {RefuseReason::kShuttingDown, "shutting down"},
     {RefuseReason::kProcessing, "processing"},
+    {RefuseReason::kTarget, "target"},
 }};
 
 constexpr NameTable<MessageType, 15> kMessageTypes{{

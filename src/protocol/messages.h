@@ -41,6 +41,7 @@ enum class RefuseReason : uint8_t {
   kRetention,     // the requested retention class cannot be reached (not offered, sync failed)
   kShuttingDown,  // the receiver is stopping: admits nothing new, or ended this delivery
   kProcessing,    // the processing step (serve --exec) failed for this delivery
+  kTarget,        // an addressed delivery's target: unknown, out of range, busy or revoked
 };
 
 // The wire's own names; the public enums' names are writ/vocabulary.h's.
@@ -51,6 +52,8 @@ bool IsKnown(RefuseReason reason);
 using ::writ::IsKnown;
 
 inline constexpr size_t kSenderKeyBytes = 32;
+// Introduces an announce's target block: a value no region count can take.
+inline constexpr uint32_t kTargetMark = 0xffffffff;
 inline constexpr size_t kNonceBytes = 16;
 inline constexpr size_t kSignatureBytes = 64;
 // The longest digest a commit may carry (every rule's is shorter or equal).
@@ -89,6 +92,12 @@ struct Announce {
   // (at most Limits::max_regions). Empty: a plain delivery. Optional on the wire (after
   // `signature`, only when non-empty), and covered by the signature.
   std::vector<uint64_t> region_lengths;
+  // An addressed delivery (docs/protocol.md, "Addressed deliveries"): written into the
+  // receiver application's exposed buffer `target` at byte `target_offset`. Empty: into the
+  // receiver's store. Optional on the wire (a marked block after the region table), and
+  // covered by the signature.
+  std::string target = "";  // initialized: aggregate initializations that omit it stay quiet
+  uint64_t target_offset = 0;
   bool operator==(const Announce&) const = default;
 };
 

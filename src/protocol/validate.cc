@@ -140,7 +140,16 @@ Status Check(const Announce& m, const Checker& c) {
   }
   WRIT_RETURN_IF_ERROR(c.Address("sender_fabric_address", m.sender_fabric_address.size(), true));
   WRIT_RETURN_IF_ERROR(CheckSignedFields(m, c));
-  return CheckRegionLengths(m, c);
+  WRIT_RETURN_IF_ERROR(CheckRegionLengths(m, c));
+  if (m.target.empty()) {
+    if (m.target_offset != 0) return c.Fail("target_offset", "set without a target");
+    return Status::Ok();
+  }
+  WRIT_RETURN_IF_ERROR(c.Token("target", m.target, c.limits().max_name_bytes));
+  if (m.target_offset > UINT64_MAX - m.bytes) {
+    return c.Fail("target_offset", "offset plus bytes pass 2^64");
+  }
+  return Status::Ok();
 }
 
 // A scatter-gather table: bounded, and its lengths (zero-length regions allowed) sum to
@@ -294,6 +303,9 @@ Status Check(const Deliver& m, const Checker& c) {
   }
   const Announce& a = m.announce;
   WRIT_RETURN_IF_ERROR(Check(a, c));  // names the rule the digest is checked against
+  if (!a.target.empty()) {
+    return c.Fail("target", "a ring slot is a copy: an addressed delivery is announced");
+  }
   if (a.bytes == 0) return c.Fail("bytes", "0, an empty delivery has nothing to write");
   if (m.digest.size() != DigestSize(a.rule)) {
     return c.Fail("digest", std::to_string(m.digest.size()) + " bytes, " +

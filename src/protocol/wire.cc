@@ -105,6 +105,10 @@ Result<std::string> WireReader::String(std::string_view field) {
   return std::string(b.begin(), b.end());
 }
 
+bool WireReader::NextU32Is(uint32_t value) const {
+  return remaining() >= 4 && LoadLe32(data_.data() + pos_) == value;
+}
+
 Status WireReader::ExpectEnd() const {
   if (remaining() == 0) return Status::Ok();
   return Status::Malformed(std::string(message_) + ": " + std::to_string(remaining()) +

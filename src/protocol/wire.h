@@ -43,6 +43,8 @@ class WireReader {
   Result<std::string> String(std::string_view field);
 
   size_t remaining() const { return data_.size() - pos_; }
+  // Whether the next four bytes are the u32 `value` (nothing is consumed).
+  bool NextU32Is(uint32_t value) const;
   // Fails when bytes are left after the last field.
   Status ExpectEnd() const;
 

@@ -87,6 +87,7 @@ class Connection final : public RunHost {
   // store holds.
   Result<InboundRun*> OnAnnounce(const protocol::Announce& announce, bool bytes_in_slot = false);
   Result<InboundRun*> AdmitAnnounce(const protocol::Announce& announce, bool bytes_in_slot);
+  Result<InboundRun*> AdmitAddressed(const protocol::Announce& a);
   std::optional<protocol::Refuse> CheckSender(const protocol::Announce& a);
   std::optional<protocol::Refuse> CountConnection(const protocol::Announce& a,
                                                   const std::string& key);

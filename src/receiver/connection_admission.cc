@@ -41,6 +41,7 @@ Result<InboundRun*> Connection::AdmitAnnounce(const protocol::Announce& a, bool 
   }
   if (auto refusal = CheckSender(a)) return refuse(*refusal);
   if (auto refusal = CheckRequest(a)) return refuse(*refusal);
+  if (!a.target.empty()) return AdmitAddressed(a);
   auto held = core_.store->LookupVerified(a.delivery_id);
   if (auto refusal = admission::StoreLookedUp(a, held.status())) return refuse(*refusal);
   const bool held_already = held->has_value();
@@ -66,6 +67,44 @@ Result<InboundRun*> Connection::AdmitAnnounce(const protocol::Announce& a, bool 
                                 : held_already ? InboundRun::Held::kRedelivery
                                                : InboundRun::Held::kNo;
   return BeginRun(a, std::move(std::get<AdmittedDelivery>(admitted)), kind);
+}
+
+// An addressed delivery (docs/architecture.md, "Exposed targets"): its range of the target,
+// then its claims; writ's store is not consulted (the application's buffer holds it).
+Result<InboundRun*> Connection::AdmitAddressed(const protocol::Announce& a) {
+  const auto refuse = [&](protocol::RefuseReason reason,
+                          std::string detail) -> Result<InboundRun*> {
+    WRIT_RETURN_IF_ERROR(Send(protocol::Refuse{a.delivery_id, reason, std::move(detail)}));
+    return static_cast<InboundRun*>(nullptr);
+  };
+  if (a.retention != RetentionClass::kVolatile) {
+    return refuse(protocol::RefuseReason::kRetention,
+                  "target " + a.target +
+                      " is the application's memory: a delivery into it is "
+                      "retained volatile only, not " +
+                      std::string(RetentionName(a.retention)));
+  }
+  auto claim = core_.targets.Claim(a.target, a.delivery_id, a.target_offset, a.bytes, inbox_);
+  if (!claim.ok()) return refuse(protocol::RefuseReason::kTarget, claim.status().message());
+  auto admitted = AdmittedDelivery::Claim(core_, a, sender_);
+  if (auto* refusal = std::get_if<protocol::Refuse>(&admitted)) {
+    WRIT_RETURN_IF_ERROR(Send(*refusal));
+    return static_cast<InboundRun*>(nullptr);
+  }
+  auto digest = core_.digests->Open(a.rule, a.bytes, [inbox = inbox_] { inbox->Wake(); });
+  if (!digest.ok()) return refuse(ReasonFor(digest.status()), digest.status().message());
+  auto writer = std::make_unique<ExposedWriter>(std::move(claim).value(), a.delivery_id);
+  ExposedWriter* exposed = writer.get();
+  auto delivery =
+      std::make_unique<InboundDelivery>(a, std::move(digest).value(), std::move(writer));
+  auto run = std::make_unique<InboundRun>(*this, std::move(delivery),
+                                          std::move(std::get<AdmittedDelivery>(admitted)),
+                                          InboundRun::Held::kNo);
+  run->AddressedTo(exposed);
+  InboundRun* started = run.get();
+  runs_.emplace(a.delivery_id, std::move(run));
+  idle_since_ns_ = 0;
+  return started;
 }
 
 std::optional<protocol::Refuse> Connection::CheckSender(const protocol::Announce& a) {

@@ -69,7 +69,12 @@ RunStep InboundRun::EndWith(RunEnding ending) {
     rungs_.retained = true;
     core_.metrics.RungReached(ReceiptRung::kRetained, SecondsSince(rungs_.announced));
   }
-  // Then the leases, in the reverse of the order they are declared in (inbound_run.h).
+  if (exposed_ != nullptr && ending.outcome != DeliveryOutcome::kRetained) {
+    exposed_->EndedBecause(ending.refusal ? ending.refusal->detail : ending.why);
+  }
+  // Then the leases, in the reverse of the order they are declared in (inbound_run.h); an
+  // addressed delivery's application is told last, once its windows are revoked.
+  exposed_ = nullptr;
   delivery_.reset();
   ring_slot_.reset();
   admitted_.reset();
@@ -234,8 +239,27 @@ RunStep InboundRun::GrantOne(LiveWindow live, uint8_t* pool_data) {
   return {sent};
 }
 
+// An addressed delivery whose target the application revoked (ExposedTargets::Revoke).
+std::optional<RunStep> InboundRun::RefuseIfRevoked() {
+  if (exposed_ == nullptr || !exposed_->claim().revoked()) return std::nullopt;
+  return Refuse(RefuseReason::kTarget, "target " + exposed_->claim().target() +
+                                           " was revoked by the receiver's application; "
+                                           "nothing more of delivery " +
+                                           id_ + " lands in it");
+}
+
+Receipt InboundRun::InTarget(Receipt receipt) const {
+  if (exposed_ == nullptr) return receipt;
+  const TargetClaim& c = exposed_->claim();
+  receipt.statement += "; written in place into the application's buffer " + c.target() +
+                       ", bytes [" + std::to_string(c.offset()) + ", " +
+                       std::to_string(c.offset() + c.bytes()) + ")";
+  return receipt;
+}
+
 RunStep InboundRun::Advance() {
   if (phase_ == RunPhase::kSigning) return {};  // its connection's signing ends it
+  if (auto revoked = RefuseIfRevoked()) return *revoked;
   RunStep step = GrantWindows();
   if (step.ended || !step.status.ok()) return step;
   step = Consume();
@@ -252,7 +276,7 @@ RunStep InboundRun::Advance() {
   if (d.all_received() && !received_issued_ && d.digest_known() &&
       (finishing || !with_validation)) {
     received_issued_ = true;
-    IssueRung(ReceivedReceipt(core_, RefOf(d.announce()), d.chunk_count()));
+    IssueRung(InTarget(ReceivedReceipt(core_, RefOf(d.announce()), d.chunk_count())));
   }
   if (finishing) return Finish();
   return {};

@@ -17,6 +17,7 @@
 #include "protocol/messages.h"
 #include "receiver/admission.h"
 #include "receiver/delivery_log.h"
+#include "receiver/exposed_writer.h"
 #include "receiver/inbound_delivery.h"
 #include "receiver/leases.h"
 #include "receiver/notification_router.h"
@@ -103,6 +104,8 @@ class InboundRun {
   const std::string& id() const { return id_; }
   RunPhase phase() const { return phase_; }
   bool committed() const { return commit_seen_; }
+  // An addressed delivery: `writer` (its delivery's) places it in an exposed target.
+  void AddressedTo(ExposedWriter* writer) { exposed_ = writer; }
   // A receipt issued for it, signed (RunHost::SignIssued).
   void Record(std::string json) { receipts_.push_back(std::move(json)); }
   // kSigning: its `retained` receipt, to be signed in its connection's end-of-pass group
@@ -150,6 +153,9 @@ class InboundRun {
   RunStep Refuse(protocol::RefuseReason reason, std::string detail);
   void TakeCommit(const protocol::Commit& commit);
   void IssueRung(Receipt receipt);
+  // An addressed delivery's receipt names the target and the range it was written into.
+  Receipt InTarget(Receipt receipt) const;
+  std::optional<RunStep> RefuseIfRevoked();
   void Moved() { last_progress_ = Clock::now(); }
   std::string TimeoutWhy(Clock::time_point now) const;
 
@@ -169,6 +175,7 @@ class InboundRun {
   std::optional<AdmittedDelivery> admitted_;
   std::optional<RingSlotLease> ring_slot_;
   std::unique_ptr<InboundDelivery> delivery_;
+  ExposedWriter* exposed_ = nullptr;   // delivery_'s writer, for an addressed delivery
   std::vector<std::string> receipts_;  // issued for it, JSON
   size_t recorded_at_commit_ = 0;      // how many of them the store's commit recorded
   std::optional<Receipt> to_sign_;     // kSigning: its `retained`, not signed yet

@@ -25,7 +25,8 @@ RunStep InboundRun::Finish() {
                       std::string(writ::RuleName(a.rule)) + " digest");
   }
   phase_ = RunPhase::kValidated;
-  IssueRung(ValidatedReceipt(core_, RefOf(a)));
+  IssueRung(InTarget(ValidatedReceipt(core_, RefOf(a))));
+  if (exposed_ != nullptr) exposed_->MarkValidated();
   if (held_ == Held::kUpgrade) {
     RunStep checked = CheckUpgradeContent();
     if (checked.ended || !checked.status.ok()) return checked;
@@ -35,7 +36,9 @@ RunStep InboundRun::Finish() {
     RunStep processed = Process();
     if (processed.ended || !processed.status.ok()) return processed;
   }
-  if (Status out = PublishOut(); !out.ok()) return RefuseOut(out);
+  if (exposed_ == nullptr) {
+    if (Status out = PublishOut(); !out.ok()) return RefuseOut(out);
+  }
   if (held_ == Held::kRedelivery) return AnswerFromStore();
   return Commit();
 }
@@ -118,6 +121,9 @@ std::optional<Receipt> InboundRun::TakeReceiptToSign() {
 
 RunStep InboundRun::OnRetainedSigned(std::string json) {
   receipts_.push_back(json);
+  // The application's buffer holds the bytes: writ's store and out directory hold nothing.
+  if (exposed_ != nullptr)
+    return EndWith(RunEnding::Retained({std::move(json)}, /*earns_ring=*/true));
   if (Status out = PublishReceiptsOut(receipts_); !out.ok()) return RefuseOut(out);
   // The retained receipt is recorded with the delivery (after those signed with it) before
   // it is sent; if that fails the class was not reached (the store has undone the commit),

@@ -81,6 +81,11 @@ class ReceiverImpl : public Receiver {
   Status Stop() override;
   Result<ShutdownSummary> Shutdown(std::chrono::milliseconds drain) override;
   Result<RemovedDelivery> Remove(const std::string& id, bool force) override;
+  Status Expose(const std::string& name, std::span<uint8_t> buffer,
+                ExposeOptions options) override {
+    return core_.targets.Expose(name, buffer, std::move(options));
+  }
+  Status Revoke(const std::string& name) override { return core_.targets.Revoke(name); }
   Result<std::vector<uint8_t>> ReadRegion(const std::string& id, uint64_t k,
                                           uint64_t max_bytes) override {
     return receiver::ReadRetainedRegion(*core_.store, id, k, max_bytes);

@@ -14,6 +14,7 @@
 #include "receipt/identity.h"
 #include "receiver/delivery_log.h"
 #include "receiver/digest_pool.h"
+#include "receiver/exposed_targets.h"
 #include "receiver/metrics.h"
 #include "receiver/notification_router.h"
 #include "receiver/receipt_signer.h"
@@ -51,6 +52,7 @@ struct ReceiverCore {
   ShutdownState shutdown;                      // Receiver::Shutdown: admission, drain, abort
   Metrics metrics;                             // counted by connections, rendered on a scrape
   RetainedSummary retained_summary;            // the "deliveries" log line (delivery_log.h)
+  ExposedTargets targets;                      // Receiver::Expose: addressed deliveries' memory
 
   // A delivery id may be in progress on one connection at a time.
   bool ClaimId(const std::string& id) {

@@ -219,9 +219,10 @@ void DeliveryRun::ChooseGather() {
 bool DeliveryRun::FitsRing() const {
   const RingSlots& ring = link_.ring();
   // A slot is a copy: a caller who asked for zero-copy keeps the announce path.
-  return ring.granted() && out_.delivery.bytes > 0 && out_.delivery.chunks == 1 &&
-         out_.delivery.bytes <= ring.ring().slot_size && !prepared_.corrupt_chunk &&
-         opt_.source != SourcePath::kZeroCopy;
+  // A slot is copied out into writ's store: an addressed delivery is placed in its target.
+  return ring.granted() && opt_.target.empty() && out_.delivery.bytes > 0 &&
+         out_.delivery.chunks == 1 && out_.delivery.bytes <= ring.ring().slot_size &&
+         !prepared_.corrupt_chunk && opt_.source != SourcePath::kZeroCopy;
 }
 
 Status DeliveryRun::DeliverInSlot(uint32_t slot) {
@@ -321,6 +322,8 @@ Status DeliveryRun::BuildAnnounce(protocol::Announce& announce) {
   announce.retention = opt_.retention.value_or(RetentionClass::kVolatile);
   announce.sender_fabric_address = link_.local_address();
   announce.region_lengths = prepared_.source->region_lengths();
+  announce.target = opt_.target;
+  announce.target_offset = opt_.target_offset;
   if (identity_) {
     // Signed for this receiver only: its id is part of the signed bytes.
     WRIT_RETURN_IF_ERROR(SignAnnounce(*identity_, link_.hello().receiver_id, announce));

@@ -161,7 +161,7 @@ TEST(CodecReject, BadEnumValues) {
   const Refuse r = testing::SampleRefuse();
   std::vector<uint8_t> p = PayloadOf(Encode(r));
   const size_t reason_at = 4 + r.delivery_id.size();
-  for (uint8_t bad : {uint8_t{0}, uint8_t{14}, uint8_t{255}}) {
+  for (uint8_t bad : {uint8_t{0}, uint8_t{15}, uint8_t{255}}) {
     p[reason_at] = bad;
     EXPECT_ERROR(Decode(RawFrame(6, p)), ErrorCode::kMalformed,
                  "refuse.reason: unknown value " + std::to_string(bad));

@@ -93,7 +93,8 @@ TEST(Names, RefuseReasons) {
       {RefuseReason::kValidation, "validation"},
       {RefuseReason::kRetention, "retention"},
       {RefuseReason::kShuttingDown, "shutting down"},
-      {RefuseReason::kProcessing, "processing"}};
+      {RefuseReason::kProcessing, "processing"},
+      {RefuseReason::kTarget, "target"}};
   for (const auto& [reason, name] : table) {
     EXPECT_EQ(RefuseReasonName(reason), name);
     auto parsed = ParseRefuseReason(name);
@@ -105,8 +106,9 @@ TEST(Names, RefuseReasons) {
   EXPECT_EQ(static_cast<int>(RefuseReason::kRetention), 11);
   EXPECT_EQ(static_cast<int>(RefuseReason::kShuttingDown), 12);
   EXPECT_EQ(static_cast<int>(RefuseReason::kProcessing), 13);
+  EXPECT_EQ(static_cast<int>(RefuseReason::kTarget), 14);
   EXPECT_FALSE(IsKnown(static_cast<RefuseReason>(0)));
-  EXPECT_FALSE(IsKnown(static_cast<RefuseReason>(14)));
+  EXPECT_FALSE(IsKnown(static_cast<RefuseReason>(15)));
 }
 
 TEST(Names, MessageTypesFollowTheVariantOrder) {

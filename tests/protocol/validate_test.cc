@@ -296,6 +296,43 @@ TEST(Validate, RegionLengthsMustAddUpToTheDelivery) {
   ExpectInvalid(a, "announce.region_lengths: the regions add up to more than the");
 }
 
+// An addressed announce's target block (docs/protocol.md, "Addressed deliveries").
+TEST(Validate, ATargetIsANameWithAnOffsetThatDoesNotWrap) {
+  Announce a = SampleAnnounce();
+  a.target = "kv-cache";
+  a.target_offset = 1 << 20;
+  EXPECT_TRUE(Validate(a, Limits{}).ok());
+  a.region_lengths = {8388608, 16777216};
+  auto decoded = DecodeFrame(Encode(a), Limits{});
+  ASSERT_TRUE(decoded.ok()) << decoded.status().ToString();
+  EXPECT_EQ(std::get<Announce>(*decoded), a);
+  a.target = "kv cache";
+  ExpectInvalid(a, "announce.target: byte 0x20 at offset 2");
+  a.target = "kv";
+  a.target_offset = UINT64_MAX - 10;
+  ExpectInvalid(a, "announce.target_offset: offset plus bytes pass 2^64");
+  a.target.clear();
+  a.target_offset = 4096;  // not encodable: the wire has no block without a target
+  EXPECT_ERROR(Validate(a, Limits{}), ErrorCode::kMalformed,
+               "announce.target_offset: set without a target");
+}
+
+TEST(Validate, AnEmptyTargetOrAnotherMarkOnTheWireIsMalformed) {
+  std::vector<uint8_t> payload = testing::PayloadOf(Encode(SampleAnnounce()));
+  std::vector<uint8_t> empty_target = payload;
+  const uint8_t block[] = {0xff, 0xff, 0xff, 0xff, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
+  empty_target.insert(empty_target.end(), std::begin(block), std::end(block));
+  EXPECT_ERROR(DecodeFrame(testing::RawFrame(2, empty_target), Limits{}), ErrorCode::kMalformed,
+               "announce.target: empty");
+  Announce with_regions = SampleAnnounce();
+  with_regions.region_lengths = {25165824};
+  std::vector<uint8_t> other_mark = testing::PayloadOf(Encode(with_regions));
+  const uint8_t mark[] = {0xfe, 0xff, 0xff, 0xff, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
+  other_mark.insert(other_mark.end(), std::begin(mark), std::end(mark));
+  EXPECT_ERROR(DecodeFrame(testing::RawFrame(2, other_mark), Limits{}), ErrorCode::kMalformed,
+               "announce.target_mark");
+}
+
 TEST(Validate, AnOversizeRegionTableIsRefused) {
   Announce a = SampleAnnounce();
   Limits limits;
