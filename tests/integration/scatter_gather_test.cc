@@ -147,7 +147,8 @@ TEST(ScatterGatherWire, ATableThatDoesNotAddUpIsRefusedAsMalformed) {
   auto channel = protocol::ControlChannel::Connect(hp->first, hp->second, 10s);
   ASSERT_TRUE(channel.ok()) << channel.status().ToString();
   auto hello = channel->Receive(10s);
-  ASSERT_TRUE(hello.ok() && std::holds_alternative<protocol::Hello>(*hello));
+  ASSERT_TRUE(hello.ok() && std::holds_alternative<protocol::Hello>(*hello))
+      << (hello.ok() ? protocol::MessageTypeName(*hello) : hello.status().ToString());
   protocol::Announce a;
   a.delivery_id = "sg-bad";
   a.bytes = 8192;
