@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <condition_variable>
 #include <fstream>
 #include <future>
 #include <mutex>
@@ -28,6 +29,7 @@ constexpr uint64_t kExposedChunk = 64 << 10;
 // What the application's callback heard, in order.
 struct Heard {
   std::mutex mu;
+  std::condition_variable changed;
   std::vector<TargetDelivery> told;
   size_t count() {
     std::lock_guard<std::mutex> lock(mu);
@@ -36,11 +38,9 @@ struct Heard {
   // The callback runs once the run has released its windows, after the sender was told:
   // waits up to 5 s for the n-th.
   size_t AwaitCount(size_t n) {
-    const auto deadline = std::chrono::steady_clock::now() + 5s;
-    while (count() < n && std::chrono::steady_clock::now() < deadline) {
-      std::this_thread::sleep_for(5ms);
-    }
-    return count();
+    std::unique_lock<std::mutex> lock(mu);
+    changed.wait_for(lock, 5s, [&] { return told.size() >= n; });
+    return told.size();
   }
   TargetDelivery at(size_t i) {
     std::lock_guard<std::mutex> lock(mu);
@@ -53,6 +53,7 @@ ExposeOptions Listening(Heard& heard) {
   options.on_delivery = [&heard](const TargetDelivery& d) {
     std::lock_guard<std::mutex> lock(heard.mu);
     heard.told.push_back(d);
+    heard.changed.notify_all();
   };
   return options;
 }

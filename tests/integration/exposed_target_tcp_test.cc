@@ -4,6 +4,7 @@
 // application's buffer itself.
 #include <gtest/gtest.h>
 
+#include <condition_variable>
 #include <mutex>
 #include <string>
 #include <thread>
@@ -32,12 +33,14 @@ TEST(ExposedTargetTcp, BlocksInFlightAndAScatterGatherDeliveryLandInTheApplicati
 
   std::vector<uint8_t> kv(16 * kTcpBlock, 0);
   std::mutex mu;
+  std::condition_variable changed;
   std::vector<TargetDelivery> told;
   ExposeOptions eo;
   eo.pages = PageGeometry{kTcpBlock, 16};
   eo.on_delivery = [&](const TargetDelivery& t) {
     std::lock_guard<std::mutex> lock(mu);
     told.push_back(t);
+    changed.notify_all();
   };
   ASSERT_TRUE((*receiver)->Expose("kv", kv, eo).ok());
 
@@ -84,15 +87,8 @@ TEST(ExposedTargetTcp, BlocksInFlightAndAScatterGatherDeliveryLandInTheApplicati
     return x == 0;
   })) << "page 3 was never a target";
 
-  const auto deadline = std::chrono::steady_clock::now() + 5s;
-  for (;;) {
-    {
-      std::lock_guard<std::mutex> lock(mu);
-      if (told.size() == 9 || std::chrono::steady_clock::now() > deadline) break;
-    }
-    std::this_thread::sleep_for(5ms);
-  }
-  std::lock_guard<std::mutex> lock(mu);
+  std::unique_lock<std::mutex> lock(mu);
+  changed.wait_for(lock, 5s, [&] { return told.size() >= 9; });
   ASSERT_EQ(told.size(), 9u);
   for (const TargetDelivery& t : told) EXPECT_TRUE(t.ok) << t.delivery_id << ": " << t.why;
   EXPECT_TRUE((*sender)->Close().ok());
