@@ -4,9 +4,12 @@
 #include <arpa/inet.h>
 #include <gtest/gtest.h>
 #include <netinet/in.h>
+#include <poll.h>
 #include <sys/socket.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <csignal>
 #include <fstream>
 #include <sstream>
@@ -220,15 +223,16 @@ pid_t CapturedChildOf(pid_t parent) {
   return 0;
 }
 
-// Ended, or a zombie (a process this test reaps as subreaper of its orphans, if any).
+// Waits up to 10 s for `pid` to end (a pidfd reads ready once the process has terminated,
+// zombie or reaped); true when it did.
 bool ProcessGone(pid_t pid) {
-  for (int i = 0; i < 1000; ++i) {
-    std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
-    std::string pid_field, name, state;
-    if (!(stat >> pid_field >> name >> state) || state == "Z") return true;
-    std::this_thread::sleep_for(10ms);
-  }
-  return false;
+  // The syscall itself: glibc 2.36's <sys/pidfd.h> declares pidfd_open without C linkage.
+  const int fd = static_cast<int>(syscall(SYS_pidfd_open, pid, 0));
+  if (fd < 0) return errno == ESRCH;  // ended and reaped already
+  pollfd ended{fd, POLLIN, 0};
+  const int ready = poll(&ended, 1, 10000);
+  close(fd);
+  return ready > 0;
 }
 
 // SIGTERM to `writ capture` ends its program and the bundle is still written; SIGKILL, which
