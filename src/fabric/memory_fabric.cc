@@ -3,6 +3,7 @@
 #include <rdma/fi_errno.h>
 
 #include <array>
+#include <condition_variable>
 #include <cstring>
 #include <deque>
 #include <limits>
@@ -145,6 +146,7 @@ struct MemoryFabric::Hub {
       REQUIRES(mu);
 
   Mutex mu;
+  std::condition_variable notifications_read;  // counts.notifications_read went up
   std::map<uint32_t, PortState> ports GUARDED_BY(mu);
   std::map<uint64_t, Registration> regions GUARDED_BY(mu);
   uint32_t next_port GUARDED_BY(mu) = 1;
@@ -330,9 +332,15 @@ Result<size_t> MemoryPort::Poll(std::vector<WorkCompletion>& out, size_t max) {
   auto* self = SelfLocked();
   if (self == nullptr) return size_t{0};
   const size_t n = std::min(max, self->records.size());
+  uint64_t notifications = 0;
   for (size_t i = 0; i < n; ++i) {
+    notifications += self->records.front().request_id() == kNoRequest;
     out.push_back(std::move(self->records.front()));
     self->records.pop_front();
+  }
+  if (notifications > 0) {
+    hub_->counts.notifications_read += notifications;
+    hub_->notifications_read.notify_all();
   }
   return n;
 }
@@ -392,6 +400,12 @@ FabricOpener MemoryFabric::Opener() {
 MemoryFabricCounts MemoryFabric::counts() const {
   MutexLock lock(hub_->mu);
   return hub_->counts;
+}
+
+bool MemoryFabric::AwaitNotificationsRead(uint64_t n, std::chrono::milliseconds timeout) const {
+  MutexLock lock(hub_->mu);
+  return lock.WaitFor(hub_->notifications_read, timeout,
+                      [&]() REQUIRES(hub_->mu) { return hub_->counts.notifications_read >= n; });
 }
 
 }  // namespace writ::fabric

@@ -19,6 +19,7 @@
 // empty, and the next record raises it, so a progress thread blocks instead of spinning.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <memory>
 
@@ -30,12 +31,13 @@ inline constexpr const char* kMemoryProvider = "memory";
 
 // What happened on one fabric, for tests and benchmarks to assert against.
 struct MemoryFabricCounts {
-  uint64_t ports = 0;          // opened
-  uint64_t registrations = 0;  // Register calls that returned a region
-  uint64_t writes = 0;         // PostWrite calls that returned a posted write
-  uint64_t bytes_placed = 0;   // copied into targets' regions
-  uint64_t notifications = 0;  // write-with-data records queued at targets
-  uint64_t access_errors = 0;  // writes refused by the target (key, bounds, access)
+  uint64_t ports = 0;               // opened
+  uint64_t registrations = 0;       // Register calls that returned a region
+  uint64_t writes = 0;              // PostWrite calls that returned a posted write
+  uint64_t bytes_placed = 0;        // copied into targets' regions
+  uint64_t notifications = 0;       // write-with-data records queued at targets
+  uint64_t notifications_read = 0;  // of those, handed to their target's Poll
+  uint64_t access_errors = 0;       // writes refused by the target (key, bounds, access)
 };
 
 class MemoryFabric {
@@ -52,6 +54,9 @@ class MemoryFabric {
   Result<std::unique_ptr<FabricPort>> Open(const NodeOptions& options);
 
   MemoryFabricCounts counts() const;
+  // Waits until targets have read (polled) `n` notifications in all, or `timeout` passed;
+  // whether they had.
+  bool AwaitNotificationsRead(uint64_t n, std::chrono::milliseconds timeout) const;
 
   struct Hub;  // memory_fabric.cc
 

@@ -2,15 +2,19 @@
 // work requests and completions in each bundle against the iteration count, the audit of
 // it (transport completions only), and a program killed mid-run still leaving its bundle.
 #include <arpa/inet.h>
+#include <fcntl.h>
 #include <gtest/gtest.h>
 #include <netinet/in.h>
 #include <poll.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <csignal>
+#include <cstdlib>
+#include <cstring>
 #include <fstream>
 #include <sstream>
 #include <thread>
@@ -210,17 +214,34 @@ TEST(Capture, AProgramKilledMidRunLeavesWhatWasCaptured) {
   EXPECT_EQ(bundle["context"]["transport"], "tcp");
 }
 
-// The pid of `parent`'s one child process, once it has one (0 after 10 s without).
-pid_t CapturedChildOf(pid_t parent) {
-  const std::string path =
-      "/proc/" + std::to_string(parent) + "/task/" + std::to_string(parent) + "/children";
-  for (int i = 0; i < 1000; ++i) {
-    std::ifstream in(path);
-    pid_t child = 0;
-    if (in >> child && child > 0) return child;
-    std::this_thread::sleep_for(10ms);
-  }
-  return 0;
+// The captured program: a shell that writes its pid (which `exec` keeps) to the FIFO
+// `fifo`, then sleeps.
+std::vector<std::string> CaptureSleeper(const std::string& evidence, const std::string& fifo) {
+  return {"capture",
+          "--evidence",
+          evidence,
+          "--",
+          "sh",
+          "-c",
+          "echo $$ > '" + fifo + "'; exec sleep 600"};
+}
+
+// A new FIFO at `path`, its read end opened before any writer, non-blocking: it polls ready
+// once something is written (a FIFO whose writer came and went would poll ready at once, so
+// each program gets its own). -1 on failure.
+int OpenPidFifo(const std::string& path) {
+  if (mkfifo(path.c_str(), 0600) != 0) return -1;
+  return open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+}
+
+// The pid the program writes to `fifo` (opened before it starts), once written; 0 when
+// nothing came within 10 s.
+pid_t ProgramPidFrom(int fifo) {
+  pollfd written{fifo, POLLIN, 0};
+  if (poll(&written, 1, 10000) <= 0) return 0;
+  char text[32] = {};
+  const ssize_t n = read(fifo, text, sizeof text - 1);
+  return n > 0 ? static_cast<pid_t>(std::atoi(text)) : 0;
 }
 
 // Waits up to 10 s for `pid` to end (a pidfd reads ready once the process has terminated,
@@ -240,10 +261,13 @@ bool ProcessGone(pid_t pid) {
 TEST(Capture, StoppingTheCaptureStopsItsProgram) {
   TempDir dir;
   const std::string evidence = dir.File("stopped.json");
-  auto capture =
-      StartWrit({"capture", "--evidence", evidence, "--", "sleep", "600"}, dir.File("stopped.err"));
+  const std::string fifo = dir.File("stopped.fifo");
+  const int pids = OpenPidFifo(fifo);
+  ASSERT_GE(pids, 0) << std::strerror(errno);
+  auto capture = StartWrit(CaptureSleeper(evidence, fifo), dir.File("stopped.err"));
   ASSERT_TRUE(capture);
-  const pid_t program = CapturedChildOf(capture->pid());
+  const pid_t program = ProgramPidFrom(pids);
+  close(pids);
   ASSERT_GT(program, 0) << "writ capture started no program";
   capture->Kill(SIGTERM);
   auto ended = capture->Wait(20s);
@@ -254,10 +278,14 @@ TEST(Capture, StoppingTheCaptureStopsItsProgram) {
   ASSERT_TRUE(bundle.is_object());
   EXPECT_EQ(bundle["capture"]["exit"], "killed by signal 15 (Terminated)");
 
-  auto killed = StartWrit({"capture", "--evidence", dir.File("killed.json"), "--", "sleep", "600"},
-                          dir.File("killed.err"));
+  const std::string killed_fifo = dir.File("killed.fifo");
+  const int killed_pids = OpenPidFifo(killed_fifo);
+  ASSERT_GE(killed_pids, 0) << std::strerror(errno);
+  auto killed =
+      StartWrit(CaptureSleeper(dir.File("killed.json"), killed_fifo), dir.File("killed.err"));
   ASSERT_TRUE(killed);
-  const pid_t orphan = CapturedChildOf(killed->pid());
+  const pid_t orphan = ProgramPidFrom(killed_pids);
+  close(killed_pids);
   ASSERT_GT(orphan, 0) << "writ capture started no program";
   killed->Kill(SIGKILL);
   ASSERT_TRUE(killed->Wait(20s).ok());

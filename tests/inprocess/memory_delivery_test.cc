@@ -128,14 +128,10 @@ TEST(MemoryDelivery, DeliveriesFinishedInOnePassShareOneSignature) {
     deliver.announce = raw.AnnounceOf("one-pass-" + std::to_string(i), 4096, 4096);
     delivers.push_back(std::move(deliver));
   }
-  // Their notifications reach the receiver's connection before the `deliver`s (the progress
-  // thread routes what the fabric queued), so that the `deliver`s finish the deliveries.
-  const auto queued = std::chrono::steady_clock::now() + std::chrono::seconds(5);
-  while (rig.fabric().counts().notifications < kMany + 1 &&
-         std::chrono::steady_clock::now() < queued) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(1));
-  }
-  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  // Their notifications reach the receiver's connection before the `deliver`s, so that the
+  // `deliver`s finish the deliveries: the receiver's progress thread has read them (it routes
+  // each to the connection's inbox as it reads it).
+  ASSERT_TRUE(rig.fabric().AwaitNotificationsRead(kMany + 1, std::chrono::seconds(5)));
   raw.channel().Cork();  // every `deliver` in one write: one pass reads them all
   for (const protocol::Deliver& deliver : delivers) ASSERT_TRUE(raw.Send(deliver).ok());
   ASSERT_TRUE(raw.channel().Uncork().ok());
