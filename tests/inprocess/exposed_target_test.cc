@@ -73,6 +73,13 @@ std::string ExposedReason(const PeerSaw& saw) {
   return saw.refusal ? std::string(protocol::RefuseReasonName(saw.refusal->reason)) : "none";
 }
 
+// Refused with reason `target`, its detail containing `words`.
+void ExpectTargetRefusal(const PeerSaw& saw, const std::string& words) {
+  EXPECT_EQ(ExposedReason(saw), "target");
+  ASSERT_TRUE(saw.refusal.has_value());
+  EXPECT_NE(saw.refusal->detail.find(words), std::string::npos) << saw.refusal->detail;
+}
+
 std::vector<uint8_t> DigestOf(std::span<const uint8_t> bytes) {
   auto digester = vocabulary::Digester::Create(Rule::kXxh3_128);
   digester.value()->Update(bytes);
@@ -272,10 +279,7 @@ TEST_F(ExposedTarget, AnUnknownTargetIsRefusedAndNothingIsGranted) {
   ASSERT_NE(peer, nullptr);
   ASSERT_TRUE(peer->Send(AddressedAnnounce(*peer, "nowhere", 4096, 0, "absent")).ok());
   const PeerSaw saw = peer->Watch("nowhere", kExposedWatch);
-  EXPECT_EQ(ExposedReason(saw), "target");
-  ASSERT_TRUE(saw.refusal.has_value());
-  EXPECT_NE(saw.refusal->detail.find("no target absent is exposed"), std::string::npos)
-      << saw.refusal->detail;
+  ExpectTargetRefusal(saw, "no target absent is exposed");
   EXPECT_TRUE(saw.grants.empty());
 }
 
@@ -286,10 +290,7 @@ TEST_F(ExposedTarget, ARangeOutsideTheBufferIsRefused) {
   ASSERT_NE(peer, nullptr);
   ASSERT_TRUE(peer->Send(AddressedAnnounce(*peer, "past-end", 8192, buffer_.size() - 4096)).ok());
   const PeerSaw saw = peer->Watch("past-end", kExposedWatch);
-  EXPECT_EQ(ExposedReason(saw), "target");
-  ASSERT_TRUE(saw.refusal.has_value());
-  EXPECT_NE(saw.refusal->detail.find("outside target kv"), std::string::npos)
-      << saw.refusal->detail;
+  ExpectTargetRefusal(saw, "outside target kv");
   EXPECT_TRUE(saw.grants.empty());
 }
 
@@ -303,10 +304,7 @@ TEST_F(ExposedTarget, OverlappingDeliveriesInFlightAreRefusedAndAdjacentOnesAreN
   ASSERT_EQ(saw.grants.size(), 1u) << ExposedReason(saw);
   ASSERT_TRUE(peer->Send(AddressedAnnounce(*peer, "overlapping", kExposedChunk, 4096)).ok());
   saw = peer->Watch("overlapping", kExposedWatch);
-  EXPECT_EQ(ExposedReason(saw), "target");
-  ASSERT_TRUE(saw.refusal.has_value());
-  EXPECT_NE(saw.refusal->detail.find("overlap delivery first"), std::string::npos)
-      << saw.refusal->detail;
+  ExpectTargetRefusal(saw, "overlap delivery first");
   ASSERT_TRUE(peer->Send(AddressedAnnounce(*peer, "adjacent", kExposedChunk, kExposedChunk)).ok());
   saw = peer->Watch("adjacent", kExposedWatch);
   EXPECT_EQ(saw.grants.size(), 1u) << ExposedReason(saw);
