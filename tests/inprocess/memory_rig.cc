@@ -160,51 +160,49 @@ std::optional<protocol::Ring> RawPeer::AwaitRing(std::chrono::milliseconds timeo
   return ring_;
 }
 
-Status RawPeer::WriteRingSlot(const protocol::Ring& ring, uint32_t slot,
-                              std::span<const uint8_t> bytes) {
-  WRIT_RETURN_IF_ERROR(link_->EnsureStaging(bytes.size()));
+// Posts one write from staging slot 0 and reads its completion: the memory fabric completes
+// a write before PostWrite returns.
+Status RawPeer::PostFromStaging(uint64_t length, const fabric::RegionDescriptor& remote,
+                                uint64_t remote_offset, uint32_t remote_data) {
   fabric::FabricPort& node = link_->node();
-  std::memcpy(link_->staging_slot(0), bytes.data(), bytes.size());
   fabric::WriteRequest write;
   write.request_id = link_->NextRequestId();
   write.peer = link_->peer();
   write.local = &link_->staging_region();
-  write.length = bytes.size();
-  write.remote = fabric::RegionDescriptor{ring.remote_address + uint64_t{slot} * ring.slot_size,
-                                          ring.key, ring.slot_size};
-  write.remote_offset = 0;
-  write.remote_data = (ring.window_id << 16) | slot;
+  write.length = length;
+  write.remote = remote;
+  write.remote_offset = remote_offset;
+  write.remote_data = remote_data;
   WRIT_RETURN_IF_ERROR(node.PostWrite(write).status());
   std::vector<fabric::WorkCompletion> records;
   WRIT_RETURN_IF_ERROR(node.Poll(records).status());
   if (records.size() != 1 || !records.front().ok()) {
-    return Status::Transport("the memory fabric did not complete a ring slot write");
+    return Status::Transport("the memory fabric did not complete a write");
   }
   return Status::Ok();
+}
+
+Status RawPeer::WriteRingSlot(const protocol::Ring& ring, uint32_t slot,
+                              std::span<const uint8_t> bytes) {
+  WRIT_RETURN_IF_ERROR(link_->EnsureStaging(bytes.size()));
+  std::memcpy(link_->staging_slot(0), bytes.data(), bytes.size());
+  return PostFromStaging(
+      bytes.size(),
+      fabric::RegionDescriptor{ring.remote_address + uint64_t{slot} * ring.slot_size, ring.key,
+                               ring.slot_size},
+      0, (ring.window_id << 16) | slot);
 }
 
 Status RawPeer::WriteWindow(const protocol::Grant& grant, uint64_t chunk_size,
                             std::span<const uint8_t> bytes) {
   WRIT_RETURN_IF_ERROR(link_->EnsureStaging(chunk_size));
-  fabric::FabricPort& node = link_->node();
   for (uint32_t c = 0; c < grant.chunk_count; ++c) {
     const uint64_t offset = (grant.first_chunk + c) * chunk_size;
     const uint64_t length = std::min<uint64_t>(chunk_size, bytes.size() - offset);
     std::memcpy(link_->staging_slot(0), bytes.data() + offset, length);
-    fabric::WriteRequest write;
-    write.request_id = link_->NextRequestId();
-    write.peer = link_->peer();
-    write.local = &link_->staging_region();
-    write.length = length;
-    write.remote = fabric::RegionDescriptor{grant.remote_address, grant.key, grant.length};
-    write.remote_offset = uint64_t{c} * chunk_size;
-    write.remote_data = (grant.window_id << 16) | c;
-    WRIT_RETURN_IF_ERROR(node.PostWrite(write).status());
-    std::vector<fabric::WorkCompletion> records;
-    WRIT_RETURN_IF_ERROR(node.Poll(records).status());
-    if (records.size() != 1 || !records.front().ok()) {
-      return Status::Transport("the memory fabric did not complete a chunk write");
-    }
+    WRIT_RETURN_IF_ERROR(PostFromStaging(
+        length, fabric::RegionDescriptor{grant.remote_address, grant.key, grant.length},
+        uint64_t{c} * chunk_size, (grant.window_id << 16) | c));
   }
   return Status::Ok();
 }

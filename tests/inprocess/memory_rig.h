@@ -102,6 +102,9 @@ class RawPeer {
   std::optional<protocol::Ring> AwaitRing(std::chrono::milliseconds timeout);
 
  private:
+  Status PostFromStaging(uint64_t length, const fabric::RegionDescriptor& remote,
+                         uint64_t remote_offset, uint32_t remote_data);
+
   std::unique_ptr<sender::Link> link_;
   std::optional<protocol::Ring> ring_;
 };
