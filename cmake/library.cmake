@@ -26,13 +26,14 @@ set_target_properties(writ_lib PROPERTIES OUTPUT_NAME writ EXPORT_NAME writ
 set_target_properties(writ_static PROPERTIES OUTPUT_NAME writ EXPORT_NAME writ_static)
 
 # What the layers link, as the libraries themselves (libfabric is dlopen'ed: headers only).
-# The archive names xxhash and isal by name once installed, for the consumer's linker.
+# The archive names xxhash, isal and simdjson by name once installed, for the consumer's linker.
 target_link_libraries(writ_lib PRIVATE OpenSSL::Crypto SQLite::SQLite3 PkgConfig::XXHASH
-                      ${ISAL_LIBRARY} PkgConfig::LIBCURL Threads::Threads ${CMAKE_DL_LIBS})
+                      ${ISAL_LIBRARY} PkgConfig::LIBCURL simdjson::simdjson Threads::Threads ${CMAKE_DL_LIBS})
 target_link_libraries(writ_static PRIVATE OpenSSL::Crypto SQLite::SQLite3
   $<BUILD_INTERFACE:PkgConfig::XXHASH> $<INSTALL_INTERFACE:xxhash>
   $<BUILD_INTERFACE:${ISAL_LIBRARY}> $<INSTALL_INTERFACE:isal>
-  $<BUILD_INTERFACE:PkgConfig::LIBCURL> $<INSTALL_INTERFACE:CURL::libcurl> Threads::Threads ${CMAKE_DL_LIBS})
+  $<BUILD_INTERFACE:PkgConfig::LIBCURL> $<INSTALL_INTERFACE:CURL::libcurl>
+  $<BUILD_INTERFACE:simdjson::simdjson> $<INSTALL_INTERFACE:simdjson> Threads::Threads ${CMAKE_DL_LIBS})
 if(WRIT_SANITIZE)
   # Nothing in the ASan build uses them (the consumer test runs in the release build only).
   set_target_properties(writ_lib writ_static PROPERTIES EXCLUDE_FROM_ALL TRUE)

@@ -12,7 +12,7 @@ packages=(
   libxxhash-dev libisal-dev
   libssl-dev libcurl4-openssl-dev
   etcd-server etcd-client  # replicated:K membership (docs/operating.md, "A cluster")
-  nlohmann-json3-dev libcli11-dev libfmt-dev libspdlog-dev
+  nlohmann-json3-dev libsimdjson-dev libcli11-dev libfmt-dev libspdlog-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   libfuse3-dev fuse3
   pybind11-dev python3-dev python3-pytest python3-numpy

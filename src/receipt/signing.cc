@@ -39,9 +39,12 @@ struct UnsignedText {
     text.reserve(kReceiptTextReserve);
     AppendUnsignedReceiptJson(text, receipt, &signature_at);
   }
-  // Exactly as long as it must be: receivers keep these strings with what they retain.
   std::string Signed(const ReceiptSignature& signature) const {
-    std::string member;
+    // The member is written into a buffer this thread reuses, so that the text is exactly
+    // as long as it must be (receivers keep these strings with what they retain) at the
+    // cost of one allocation.
+    thread_local std::string member;
+    member.clear();
     member.reserve(kSignatureMemberReserve + 84 * signature.path.size());
     AppendSignatureMember(member, signature);
     std::string out;

@@ -65,5 +65,59 @@ TEST(ReceiptJson, RetainedReceiptNeedsAllFiveRetentionFields) {
   }
 }
 
+// What the strict reader refuses, each by name: these are the ways a text could carry
+// something other than the fields that were signed.
+TEST(ReceiptJson, RefusesNumbersThatAreNotUnsignedIntegers) {
+  for (const char* bytes : {"-1", "1.0", "1e3", "-0"}) {
+    std::string text = ReceiptToJson(Retained());
+    const std::string field = "\"bytes\":25165824";
+    text.replace(text.find(field), field.size(), std::string("\"bytes\":") + bytes);
+    EXPECT_EQ(ReceiptFromJson(text).status().message(), "delivery.bytes: expected unsigned integer")
+        << bytes;
+  }
+  std::string text = ReceiptToJson(Retained());
+  const std::string field = "\"bytes\":25165824";
+  text.replace(text.find(field), field.size(), "\"bytes\":18446744073709551615");
+  auto largest = ReceiptFromJson(text);
+  ASSERT_TRUE(largest.ok()) << largest.status().ToString();
+  EXPECT_EQ(largest->delivery.bytes, UINT64_MAX);
+}
+
+TEST(ReceiptJson, NamesADuplicatedKeyAtAnyDepth) {
+  Receipt grouped = Retained();
+  ReceiptSignature& s = grouped.signature.emplace();
+  s.algorithm = "ed25519-merkle-sha256";
+  s.key_id = "k";
+  s.public_key = "p";
+  s.value = "v";
+  s.root = "r";
+  s.leaves = 2;
+  s.path = {{"right", "h"}};
+  const std::string text = ReceiptToJson(grouped);
+  ASSERT_TRUE(ReceiptFromJson(text).ok()) << ReceiptFromJson(text).status().ToString();
+  auto with = [&](std::string_view field, std::string_view twice) {
+    std::string t = text;
+    t.insert(t.find(field) + field.size(), twice);
+    return ReceiptFromJson(t).status().message();
+  };
+  EXPECT_EQ(with("\"side\":\"right\"", ",\"side\":\"left\""),
+            "signature.path[].side: duplicate key");
+  EXPECT_EQ(with("\"notes\":[\"n\"]", ",\"notes\":[]"), "context.notes: duplicate key");
+  EXPECT_EQ(with("\"issuer\":\"writ-serve@127.0.0.1:7233\"", ",\"issuer\":\"someone\""),
+            "issuer: duplicate key");
+}
+
+TEST(ReceiptJson, ReadsExactlyOneDocument) {
+  const std::string text = ReceiptToJson(Retained());
+  EXPECT_EQ(ReceiptFromJson("\xEF\xBB\xBF" + text).status().message(),
+            "receipt: starts with a byte order mark");
+  EXPECT_EQ(ReceiptFromJson(text + std::string(1, '\0') + "{}").status().message(),
+            "receipt: a NUL byte at offset " + std::to_string(text.size()) +
+                " (exactly one JSON document is read)");
+  EXPECT_EQ(ReceiptFromJson(text + "{}").status().message(), "receipt: not valid JSON");
+  EXPECT_EQ(ReceiptFromJson(text + " ").status().code(), ErrorCode::kOk);
+  EXPECT_EQ(ReceiptFromJson("\"a string\"").status().message(), "receipt: expected a JSON object");
+}
+
 }  // namespace
 }  // namespace writ
