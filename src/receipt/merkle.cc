@@ -1,11 +1,15 @@
 #include "receipt/merkle.h"
 
+#include <openssl/evp.h>
 #include <openssl/sha.h>
+
+#include <array>
 
 namespace writ::receipt {
 namespace {
 
-MerkleHash Sha256(uint8_t domain, std::string_view a, std::string_view b = {}) {
+// The one-shot form: what the hasher below falls back to.
+MerkleHash Sha256OneShot(uint8_t domain, std::string_view a, std::string_view b) {
   std::string input;
   input.reserve(1 + a.size() + b.size());
   input += static_cast<char>(domain);
@@ -16,6 +20,29 @@ MerkleHash Sha256(uint8_t domain, std::string_view a, std::string_view b = {}) {
   return out;
 }
 
+// SHA-256 fetched once and a context per thread: OpenSSL 3's one-shot SHA256() looks the
+// algorithm up on every call, and the domain byte would need a copy of the receipt.
+MerkleHash Sha256(uint8_t domain, std::string_view a, std::string_view b = {}) {
+  struct Hasher {
+    EVP_MD* md = EVP_MD_fetch(nullptr, "SHA2-256", nullptr);
+    EVP_MD_CTX* ctx = EVP_MD_CTX_new();
+    ~Hasher() {
+      EVP_MD_CTX_free(ctx);
+      EVP_MD_free(md);
+    }
+  };
+  thread_local Hasher hasher;
+  MerkleHash out{};
+  unsigned int size = 0;
+  const bool hashed = hasher.md != nullptr && hasher.ctx != nullptr &&
+                      EVP_DigestInit_ex(hasher.ctx, hasher.md, nullptr) == 1 &&
+                      EVP_DigestUpdate(hasher.ctx, &domain, 1) == 1 &&
+                      EVP_DigestUpdate(hasher.ctx, a.data(), a.size()) == 1 &&
+                      EVP_DigestUpdate(hasher.ctx, b.data(), b.size()) == 1 &&
+                      EVP_DigestFinal_ex(hasher.ctx, out.data(), &size) == 1 && size == out.size();
+  return hashed ? out : Sha256OneShot(domain, a, b);
+}
+
 std::string_view View(const MerkleHash& h) {
   return {reinterpret_cast<const char*>(h.data()), h.size()};
 }
@@ -23,12 +50,12 @@ std::string_view View(const MerkleHash& h) {
 }  // namespace
 
 MerkleHash LeafHash(uint64_t leaf_index, uint64_t leaves, std::string_view bytes) {
-  std::string position(16, '\0');
+  std::array<char, 16> position{};
   for (int i = 0; i < 8; ++i) {
     position[7 - i] = static_cast<char>(leaf_index >> (8 * i));
     position[15 - i] = static_cast<char>(leaves >> (8 * i));
   }
-  return Sha256(0x00, position, bytes);
+  return Sha256(0x00, std::string_view(position.data(), position.size()), bytes);
 }
 
 MerkleHash NodeHash(const MerkleHash& left, const MerkleHash& right) {
@@ -52,6 +79,7 @@ std::vector<std::vector<MerkleHash>> MerkleLevels(std::vector<MerkleHash> leaves
 std::vector<MerkleStep> InclusionPath(const std::vector<std::vector<MerkleHash>>& levels,
                                       uint64_t index) {
   std::vector<MerkleStep> path;
+  path.reserve(levels.size());
   for (size_t level = 0; level + 1 < levels.size(); ++level, index /= 2) {
     const uint64_t sibling = index ^ 1;
     if (sibling >= levels[level].size()) continue;  // promoted: no sibling at this level
@@ -85,10 +113,10 @@ std::string GroupSigningMessage(const MerkleHash& root) {
 
 std::string HashHex(const MerkleHash& hash) {
   static const char* d = "0123456789abcdef";
-  std::string hex;
-  for (uint8_t b : hash) {
-    hex += d[b >> 4];
-    hex += d[b & 15];
+  std::string hex(2 * hash.size(), '0');
+  for (size_t i = 0; i < hash.size(); ++i) {
+    hex[2 * i] = d[hash[i] >> 4];
+    hex[2 * i + 1] = d[hash[i] & 15];
   }
   return hex;
 }

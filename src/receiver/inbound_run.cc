@@ -323,13 +323,13 @@ InboundRun::Clock::time_point InboundRun::Deadline() const {
 std::string InboundRun::TimeoutWhy(Clock::time_point now) const {
   const ReceiverOptions& opt = core_.options;
   const InboundDelivery& d = *delivery_;
-  const std::string unused = InboundMs(opt.grant_unused_timeout) + " (the grant-unused timeout)";
   if (window_wait_since_ && d.window_count() == 0) {
     if (now - *window_wait_since_ < opt.window_wait_timeout) return "";
     return "no window available for " + InboundMs(opt.window_wait_timeout) +
            " (the window wait timeout): " + window_wait_why_ + "; try again later";
   }
   if (now - last_progress_ < opt.grant_unused_timeout) return "";
+  const std::string unused = InboundMs(opt.grant_unused_timeout) + " (the grant-unused timeout)";
   if (ring_slot_ && !ring_slot_->copied()) {
     return "the write into its ring slot " + std::to_string(ring_slot_->slot()) +
            " did not land within " + unused;

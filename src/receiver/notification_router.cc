@@ -16,11 +16,15 @@ Result<std::shared_ptr<Inbox>> Inbox::Create() {
 Inbox::~Inbox() { close(event_fd_); }
 
 void Inbox::Push(uint32_t value) {
+  bool was_empty = false;
   {
     MutexLock lock(mu_);
+    was_empty = values_.empty();
     values_.push_back(value);
   }
-  Wake();
+  // One wake-up per batch: values pushed while earlier ones wait are taken by the same
+  // Drain, which reads the event before it takes the values, so none is left unseen.
+  if (was_empty) Wake();
 }
 
 void Inbox::Wake() {

@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <future>
 #include <map>
 #include <thread>
@@ -84,6 +85,34 @@ TEST(DigestPool, DeliveriesDigestSideBySide) {
     WaitIdle(*streams[i]);
     EXPECT_EQ(streams[i]->Finish(), *vocabulary::DigestOf(kRules[i], data)) << RuleName(kRules[i]);
   }
+}
+
+// Issue 26: a small delivery runs to completion on the connection's thread. Its bytes are
+// digested by Submit itself, reported at once, and nobody is woken; a larger range, or one
+// queued behind another, still goes to the pool.
+TEST(DigestPool, ASmallRangeNextInOrderIsDigestedBySubmitWithoutAWake) {
+  const std::vector<uint8_t> data =
+      writ::testing::RandomBytes(11, 2 * DigestStream::kInlineDigestBytes);
+  auto pool = DigestPool::Start(1);
+  ASSERT_TRUE(pool.ok());
+  Gate gate(**pool);  // the pool's only worker is held: nothing it was given can finish
+  std::atomic<int> wakes = 0;
+  const auto small = std::span(data).first(4096);
+  auto stream = (*pool)->Open(Rule::kXxh3_128, small.size(), [&wakes] { ++wakes; }).value();
+  stream->Submit(7, 0, small);
+  EXPECT_EQ(stream->TakeDone(), std::vector<uint64_t>{7}) << "done when Submit returns";
+  EXPECT_EQ(wakes.load(), 0) << "the connection's own thread needs no wake-up";
+  EXPECT_EQ(stream->Finish(), *vocabulary::DigestOf(Rule::kXxh3_128, small));
+
+  const auto large = std::span(data).first(DigestStream::kInlineDigestBytes + 1);
+  auto queued = (*pool)->Open(Rule::kXxh3_128, large.size(), [&wakes] { ++wakes; }).value();
+  queued->Submit(1, 0, large);
+  EXPECT_TRUE(queued->TakeDone().empty()) << "a range over the limit waits for the pool";
+  gate.Open();
+  Drain(**pool);  // the job, its wake-up included, ran before this (one worker, in order)
+  EXPECT_EQ(queued->TakeDone(), std::vector<uint64_t>{1});
+  EXPECT_EQ(wakes.load(), 1) << "the pool wakes the connection for it";
+  EXPECT_EQ(queued->Finish(), *vocabulary::DigestOf(Rule::kXxh3_128, large));
 }
 
 // The security issue's rule: once a delivery is abandoned its window goes back to the pool
