@@ -142,6 +142,17 @@ bool Session::CanAdmit(const Submission& s) const { return !InFlight(s.out.deliv
 // already in flight waits for it. Staging grows only while no write is in flight, so a
 // delivery that needs more waits for the writes to drain, and the ones after it too.
 void Session::Admit() {
+  // The announces and ring `deliver`s of every delivery started here leave in one write.
+  link_->channel().Cork();
+  AdmitCorked();
+  if (Status sent = link_->channel().Uncork(); !sent.ok() && !break_) {
+    break_ = PendingBreak{
+        Status::Transport("control connection to the receiver lost: " + sent.message()), nullptr,
+        Status::Ok()};
+  }
+}
+
+void Session::AdmitCorked() {
   for (;;) {
     std::unique_ptr<Submission> next;
     {

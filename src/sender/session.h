@@ -91,6 +91,7 @@ class Session {
 
   void Loop();
   void Admit();
+  void AdmitCorked();
   bool CanAdmit(const Submission& s) const;
   void StartRun(std::unique_ptr<Submission> sub);
   Status Turn();
