@@ -256,6 +256,18 @@ TEST(AddressedAnnounce, ThePageListRoundTripsAndIsMalformedWithAnOffsetOrWithout
   ASSERT_FALSE(refused.ok());
   EXPECT_NE(refused.status().message().find("target_offset"), std::string::npos);
 
+  // docs/protocol.md's example: the target block of {target "kv" at pages [9, 3]}.
+  protocol::Announce documented = a;
+  documented.bytes = 2;
+  documented.chunk_size = 1;
+  documented.target_pages = {9, 3};
+  const std::vector<uint8_t> frame = protocol::Encode(documented);
+  const std::vector<uint8_t> tail = {0xff, 0xff, 0xff, 0xff, 2, 0, 0, 0, 'k', 'v', 0, 0, 0,
+                                     0,    0,    0,    0,    0, 2, 0, 0, 0,   9,   0, 0, 0,
+                                     0,    0,    0,    0,    3, 0, 0, 0, 0,   0,   0, 0};
+  ASSERT_GE(frame.size(), tail.size());
+  EXPECT_TRUE(std::equal(tail.begin(), tail.end(), frame.end() - tail.size()));
+
   protocol::Limits few;
   few.max_target_pages = 2;
   refused = protocol::DecodeFrame(protocol::Encode(a), few);
