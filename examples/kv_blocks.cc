@@ -68,6 +68,7 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "usage: kv_blocks [BLOCKS], 1 to %zu\n", kPageCount / kPagesPerBlock);
     return 2;
   }
+  KvCache cache;  // outlives the receiver: a delivery ended by its stop still tells it
   writ::ReceiverOptions receiver_options;
   receiver_options.provider = "tcp";
   receiver_options.window_pool_bytes = 16ull << 20;
@@ -77,7 +78,6 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "receiver: %s\n", receiver.status().ToString().c_str());
     return 1;
   }
-  KvCache cache;
   writ::ExposeOptions expose;
   expose.pages = writ::PageGeometry{kPageBytes, kPageCount};
   expose.on_delivery = [&cache](const writ::TargetDelivery& d) { cache.OnDelivery(d); };

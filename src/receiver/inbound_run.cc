@@ -207,7 +207,7 @@ RunStep InboundRun::GrantOne(LiveWindow live, uint8_t* pool_data) {
   live.first_chunk = d.next_grant_chunk();
   // A window into a page list ends where the list breaks: one registration per piece.
   uint64_t window_bytes = core_.pool->window_bytes();
-  if (exposed_ != nullptr) {
+  if (exposed_ != nullptr && !exposed_->claim().pages().empty()) {
     window_bytes =
         exposed_->claim().ContiguousFrom(live.first_chunk * announced_.chunk_size, window_bytes);
   }

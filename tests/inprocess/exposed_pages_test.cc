@@ -56,9 +56,11 @@ class ExposedTargetPages : public ::testing::Test {
     return peer.Watch(id, kExposedWatch);
   }
 
-  MemoryRig rig_;
+  // Declared before the rig, so destroyed after it: a delivery still in flight when a test
+  // ends is ended by the rig's stop, which tells the callback and may clear its range.
   std::vector<uint8_t> buffer_ = std::vector<uint8_t>(kKvPages * kKvPage, 0);
   Heard heard_;
+  MemoryRig rig_;
 };
 
 TEST_F(ExposedTargetPages, APageListLandsInItsPagesInListOrderValidatedInPlace) {
@@ -221,6 +223,29 @@ TEST_F(ExposedTargetPages, AMismatchedPageListIsToldUnusableWithItsPages) {
   ASSERT_EQ(heard_.AwaitCount(1), 1u);
   EXPECT_FALSE(heard_.at(0).ok);
   EXPECT_EQ(heard_.at(0).pages, std::vector<uint64_t>{33});
+}
+
+// A window is registered over its listed pages only: a sender that writes on past the end
+// of page 9 (into page 10, which it did not list) meets no key, and page 10 keeps its bytes.
+TEST_F(ExposedTargetPages, AWriteBeyondAListedPageMeetsNoKey) {
+  std::fill(buffer_.begin() + 10 * kKvPage, buffer_.begin() + 11 * kKvPage, 0xa5);
+  ExposePaged();
+  auto peer = Peer();
+  ASSERT_NE(peer, nullptr);
+  const PeerSaw saw = Announced(*peer, "overrun", 2 * kKvPage, {9, 3});
+  ASSERT_EQ(saw.grants.size(), 1u) << ExposedReason(saw);
+  ASSERT_EQ(saw.grants[0].length, kKvPage) << "the first window is page 9 alone";
+  protocol::Grant stretched = saw.grants[0];
+  stretched.chunk_count = 2;
+  stretched.length = 2 * kKvPage;
+  const uint64_t refused_before = rig_.fabric().counts().access_errors;
+  const auto bytes = PatternBytes(16, 2 * kKvPage);
+  EXPECT_FALSE(peer->WriteWindow(stretched, kKvPage, bytes).ok());
+  EXPECT_EQ(rig_.fabric().counts().access_errors, refused_before + 1);
+  EXPECT_TRUE(std::equal(bytes.begin(), bytes.begin() + kKvPage, PageOf(buffer_, 9).begin()));
+  const auto page10 = PageOf(buffer_, 10);
+  EXPECT_TRUE(std::all_of(page10.begin(), page10.end(), [](uint8_t b) { return b == 0xa5; }))
+      << "a write landed in a page the list did not name";
 }
 
 TEST_F(ExposedTargetPages, TheSenderRefusesAPageListWithAnOffsetOrWithoutATarget) {

@@ -43,9 +43,11 @@ class ExposedTarget : public ::testing::Test {
     return a;
   }
 
-  MemoryRig rig_;
+  // Declared before the rig, so destroyed after it: a delivery still in flight when a test
+  // ends is ended by the rig's stop, which tells the callback and may clear its range.
   std::vector<uint8_t> buffer_ = std::vector<uint8_t>(1 << 20, 0);
   Heard heard_;
+  MemoryRig rig_;
 };
 
 TEST_F(ExposedTarget, DeliveriesAtOffsetsLandInTheApplicationsBufferValidatedInPlace) {
