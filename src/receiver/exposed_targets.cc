@@ -115,10 +115,12 @@ Result<std::unique_ptr<TargetClaim>> ExposedTargets::Claim(const std::string& na
   const std::shared_ptr<ExposedTarget>& target = it->second;
   WRIT_ASSIGN_OR_RETURN(std::vector<TargetExtent> extents,
                         ExtentsOf(name, target->buffer.size(), target->options.pages, request));
-  HeldMap& held = held_bytes_[target.get()];
-  for (const TargetExtent& extent : extents) {
-    WRIT_RETURN_IF_ERROR(CheckFree(name, held, extent));
+  if (auto busy = held_bytes_.find(target.get()); busy != held_bytes_.end()) {
+    for (const TargetExtent& extent : extents) {
+      WRIT_RETURN_IF_ERROR(CheckFree(name, busy->second, extent));
+    }
   }
+  HeldMap& held = held_bytes_[target.get()];
   const uint64_t serial = next_serial_++;
   for (const TargetExtent& extent : extents)
     held.emplace(extent.start, HeldBytes{extent.end, serial});
