@@ -248,6 +248,22 @@ TEST_F(ExposedTargetPages, AWriteBeyondAListedPageMeetsNoKey) {
       << "a write landed in a page the list did not name";
 }
 
+TEST_F(ExposedTargetPages, RevokeEndsAPageListInFlightAndNoWriteLandsInItsPages) {
+  ExposePaged();
+  auto peer = Peer();
+  ASSERT_NE(peer, nullptr);
+  const PeerSaw saw = Announced(*peer, "in-flight", 2 * kKvPage, {12, 5});
+  ASSERT_EQ(saw.grants.size(), 1u) << ExposedReason(saw);
+  ASSERT_TRUE(rig_.receiver().Revoke("kv").ok());
+  ASSERT_EQ(heard_.count(), 1u) << "told before Revoke returned";
+  EXPECT_FALSE(heard_.at(0).ok);
+  EXPECT_EQ(heard_.at(0).pages, (std::vector<uint64_t>{12, 5}));
+  const uint64_t refused_before = rig_.fabric().counts().access_errors;
+  EXPECT_FALSE(peer->WriteWindow(saw.grants[0], kKvPage, PatternBytes(17, 2 * kKvPage)).ok());
+  EXPECT_EQ(rig_.fabric().counts().access_errors, refused_before + 1);
+  EXPECT_TRUE(AllZero(buffer_)) << "a write landed after Revoke returned";
+}
+
 TEST_F(ExposedTargetPages, TheSenderRefusesAPageListWithAnOffsetOrWithoutATarget) {
   ExposePaged();
   auto link = rig_.OpenLink();
