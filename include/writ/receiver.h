@@ -228,21 +228,24 @@ struct StoredDelivery {
 };
 
 // Exposed targets (docs/architecture.md, "Exposed targets"): memory the application owns,
-// under a name, that senders deliver into at an offset (DeliveryOptions::target). Each
+// under a name, that senders deliver into at an offset or, for a paged target, into a list
+// of its pages (DeliveryOptions::target, target_offset, target_pages). Each
 // delivery is written in place, digested where it landed, and signed; the memory stays the
 // application's.
 enum class TargetMemory : uint8_t { kHost };  // CUDA device memory: not built yet
 
 // Optional geometry of a paged target (a KV cache): page_size * page_count bytes at most
-// the buffer's. Recorded and checked; deliveries still address byte offsets.
+// the buffer's; page k is bytes [k * page_size, (k + 1) * page_size). A paged target takes
+// page-list deliveries as well as deliveries at a byte offset.
 struct PageGeometry {
   uint64_t page_size = 0;
   uint64_t page_count = 0;
 };
 
 // What the application is told once a delivery into one of its targets has ended: `ok`
-// after its bytes were validated in place (never before), else the range
-// [offset, offset + bytes) may hold unvalidated bytes and must not be used (`why` says why).
+// after its bytes were validated in place (never before), else its bytes (the range
+// [offset, offset + bytes), or the pages listed) may hold unvalidated bytes and must not be
+// used (`why` says why).
 struct TargetDelivery {
   std::string target;
   std::string delivery_id;
@@ -250,6 +253,9 @@ struct TargetDelivery {
   uint64_t bytes = 0;
   bool ok = false;
   std::string why;  // empty when ok
+  // A page-list delivery's pages, in delivery order (then `offset` is 0 and `bytes` is
+  // pages.size() * page_size); empty for a delivery at an offset.
+  std::vector<uint64_t> pages = {};
 };
 
 struct ExposeOptions {

@@ -77,6 +77,11 @@ struct SendOptions {
   std::vector<uint8_t> digest;
   bool busy_poll = false;  // as SessionOptions::busy_poll
   bool ring = true;        // as SessionOptions::ring
+  // As DeliveryOptions::target, target_offset and target_pages: into the receiver
+  // application's exposed buffer (an embedded writ::Receiver; `writ serve` exposes none).
+  std::string target;
+  uint64_t target_offset = 0;
+  std::vector<uint64_t> target_pages;
 };
 
 // One completion record as the sender read it. On an error record only
@@ -140,6 +145,12 @@ struct DeliveryOptions {
   // receipt is volatile, in the application's buffer. Empty: into the receiver's store.
   std::string target;
   uint64_t target_offset = 0;
+  // A page-list delivery into a paged target (ExposeOptions::pages): delivery byte
+  // i * page_size .. lands in page target_pages[i]; the delivery's size must be
+  // target_pages.size() x the target's page size, the list must not repeat a page, and
+  // target_offset must be 0. The chunk size is lowered to the page size when larger (a
+  // chunk must land within one page). Empty: at target_offset.
+  std::vector<uint64_t> target_pages;
 };
 
 struct DeliveryOutcome {

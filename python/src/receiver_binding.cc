@@ -10,6 +10,7 @@
 #include "arrivals.h"
 #include "bindings.h"
 #include "exported_buffer.h"
+#include "exposures.h"
 #include "processing.h"
 #include "writ/receiver.h"
 #include "writ/vocabulary.h"
@@ -80,6 +81,19 @@ class ReceiverHandle {
                                  removed->bytes, removed->held_until, removed->promise_broken));
   }
 
+  // (code, message, None): `array` exposed as target `name` (Receiver::Expose).
+  py::tuple Expose(const std::string& name, const py::object& array, uint64_t page_size,
+                   const py::object& on_delivery) {
+    std::shared_lock lock = LockWithoutTheGil();
+    if (!receiver_) return Answer(Stopped());
+    return exposures_.Expose(*receiver_, name, array, page_size, on_delivery);
+  }
+  py::tuple Revoke(const std::string& name) {
+    std::shared_lock lock = LockWithoutTheGil();
+    if (!receiver_) return Answer(Stopped());
+    return exposures_.Revoke(*receiver_, name);
+  }
+
   // (id, bytes, rung, retention) of the next delivery retained, or None after `timeout_s`.
   py::object NextArrival(double timeout_s) {
     std::optional<Arrival> next;
@@ -98,6 +112,7 @@ class ReceiverHandle {
       py::gil_scoped_release nogil;
       stopped = Stop([](Receiver& r) { return r.Stop(); });
     }
+    exposures_.Clear();
     return Answer(stopped);
   }
 
@@ -114,6 +129,7 @@ class ReceiverHandle {
         return Status::Ok();
       });
     }
+    exposures_.Clear();
     return Answer(stopped,
                   py::make_tuple(summary.drained, summary.aborted, summary.deadline_passed));
   }
@@ -131,11 +147,20 @@ class ReceiverHandle {
   }
 
   static Status Stopped() { return Status::InvalidArgument("this Receiver is closed"); }
+  // A shared hold of the receiver, taken without the GIL (a stop holding it alone may be
+  // waiting for a receiver thread that needs the GIL), returned with the GIL held again.
+  std::shared_lock<std::shared_mutex> LockWithoutTheGil() {
+    std::shared_lock lock(mutex_, std::defer_lock);
+    py::gil_scoped_release nogil;
+    lock.lock();
+    return lock;
+  }
 
   std::shared_ptr<Arrivals> arrivals_;
   const std::string address_, provider_, key_id_, public_key_;
   std::shared_mutex mutex_;             // reads share it; stopping takes it alone
   std::unique_ptr<Receiver> receiver_;  // null once stopped
+  Exposures exposures_;                 // with the GIL held; emptied once stopped
 };
 
 struct StartArgs {
@@ -220,6 +245,9 @@ void BindReceiver(py::module_& m) {
       .def("remove", &ReceiverHandle::Remove, py::arg("id"), py::arg("force"))
       .def("next_arrival", &ReceiverHandle::NextArrival, py::arg("timeout"))
       .def_property_readonly("arrivals_dropped", &ReceiverHandle::arrivals_dropped)
+      .def("expose", &ReceiverHandle::Expose, py::arg("name"), py::arg("array"),
+           py::arg("page_size"), py::arg("on_delivery"))
+      .def("revoke", &ReceiverHandle::Revoke, py::arg("name"))
       .def("stop", &ReceiverHandle::StopNow)
       .def("shutdown", &ReceiverHandle::Shutdown, py::arg("drain"));
   m.def(

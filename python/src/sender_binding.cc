@@ -1,6 +1,8 @@
 // _writ.Session: one writ::Sender session (a control connection, a fabric connection,
 // registered staging) for Python. Bytes move with the GIL released; a buffer is sent from
 // the caller's own memory, kept exported for the whole call, never copied here.
+#include <pybind11/stl.h>
+
 #include <chrono>
 #include <functional>
 #include <memory>
@@ -8,6 +10,7 @@
 #include <shared_mutex>
 #include <span>
 #include <string>
+#include <vector>
 
 #include "bindings.h"
 #include "completions.h"
@@ -39,8 +42,12 @@ py::tuple MakeDeliveryOptions(const std::string& id, const std::string& until,
                               const std::string& retention, const std::string& rule,
                               uint64_t chunk_size, const std::string& level,
                               const std::string& source, uint32_t max_attempts,
-                              double stall_timeout_s) {
+                              double stall_timeout_s, const std::string& target,
+                              uint64_t target_offset, std::vector<uint64_t> target_pages) {
   DeliveryOptions o;
+  o.target = target;
+  o.target_offset = target_offset;
+  o.target_pages = std::move(target_pages);
   o.id = id;
   o.chunk_size = chunk_size;
   o.max_attempts = max_attempts;
@@ -223,7 +230,9 @@ void BindSender(py::module_& m) {
   py::class_<DeliveryOptions>(m, "DeliveryOptions");
   m.def("delivery_options", &MakeDeliveryOptions, py::arg("id"), py::arg("until"),
         py::arg("retention"), py::arg("rule"), py::arg("chunk_size"), py::arg("level"),
-        py::arg("source"), py::arg("max_attempts"), py::arg("stall_timeout"));
+        py::arg("source"), py::arg("max_attempts"), py::arg("stall_timeout"),
+        py::arg("target") = "", py::arg("target_offset") = 0,
+        py::arg("target_pages") = std::vector<uint64_t>{});
   py::class_<Session>(m, "Session")
       .def("send_buffer", &Session::SendBuffer)
       .def("send_path", &Session::SendPath)

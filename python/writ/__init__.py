@@ -12,13 +12,14 @@ from . import _writ
 from ._errors import (Error, NotFoundError, RefusedError, RetentionError, TransportError,
                       UsageError, ValidationError)
 from ._evidence import audit, verify
-from ._receiver import Arrival, Delivery, Receiver
+from ._receiver import Arrival, Delivery, Receiver, TargetDelivery
 from ._sender import Handle, Outcome, Sender
 
 __version__ = _writ.version
 
 __all__ = [
-    "Receiver", "Sender", "Handle", "Outcome", "Delivery", "Arrival", "audit", "verify", "Error",
+    "Receiver", "Sender", "Handle", "Outcome", "Delivery", "Arrival", "TargetDelivery", "audit",
+    "verify", "Error",
     "NotFoundError", "UsageError", "RefusedError", "TransportError", "ValidationError",
     "RetentionError", "__version__",
 ]

@@ -1,7 +1,7 @@
 # Type stubs of the Python package writ (docs/python.md).
 import os
 from collections.abc import Callable, Generator, Iterator, Sequence
-from typing import Any, Literal, TypeAlias
+from typing import Any, Literal, NamedTuple, TypeAlias
 
 from typing_extensions import Buffer
 
@@ -61,12 +61,14 @@ class Sender:
              retention: Retention | None = ..., rule: RuleName = ..., chunk_size: int = ...,
              level: Literal["transport", "delivery"] = ...,
              source: Literal["auto", "zero-copy", "staging"] = ..., max_attempts: int = ...,
-             stall_timeout: float = ...) -> Outcome: ...
+             stall_timeout: float = ..., target: str | None = ...,
+             target_offset: int = ..., target_pages: Sequence[int] | None = ...) -> Outcome: ...
     def submit(self, obj: Sendable, id: str | None = ..., until: Until = ...,
                retention: Retention | None = ..., rule: RuleName = ..., chunk_size: int = ...,
                level: Literal["transport", "delivery"] = ...,
                source: Literal["auto", "zero-copy", "staging"] = ..., max_attempts: int = ...,
-               stall_timeout: float = ...) -> Handle: ...
+               stall_timeout: float = ..., target: str | None = ...,
+               target_offset: int = ..., target_pages: Sequence[int] | None = ...) -> Handle: ...
     @property
     def max_in_flight(self) -> int: ...
     @property
@@ -100,6 +102,15 @@ class Arrival:
     def held_until(self) -> str | None: ...
     def read(self, region: int | None = ..., out: Buffer | None = ...) -> Any: ...
 
+class TargetDelivery(NamedTuple):
+    target: str
+    id: str
+    offset: int
+    bytes: int
+    ok: bool
+    why: str
+    pages: list[int]
+
 class Receiver:
     address: str
     provider: str
@@ -125,6 +136,9 @@ class Receiver:
     def held(self, id: str) -> Arrival: ...
     def read(self, id: str, region: int | None = ..., out: Buffer | None = ...) -> Any: ...
     def remove(self, id: str, force: bool = ...) -> dict[str, Any]: ...
+    def expose(self, name: str, array: Buffer, page_size: int | None = ...,
+               on_delivery: Callable[[TargetDelivery], object] | None = ...) -> None: ...
+    def revoke(self, name: str) -> None: ...
     def close(self) -> None: ...
     def shutdown(self, drain: float = ...) -> dict[str, Any]: ...
     def __enter__(self) -> Receiver: ...

@@ -1,6 +1,7 @@
 """writ.Receiver: a receiver in this process, optionally with a Python processing step;
 what it retained can be listened for, read back (no copy in between) and removed."""
 
+import collections
 import json
 import os
 import threading
@@ -79,6 +80,13 @@ class Arrival:
 
     def __repr__(self):
         return "<writ.Arrival %s: %d bytes, %s>" % (self.id, self.bytes, self.retention)
+
+
+TargetDelivery = collections.namedtuple(
+    "TargetDelivery", "target id offset bytes ok why pages")
+TargetDelivery.__doc__ = """How a delivery into an exposed array ended (Receiver.expose):
+ok after its bytes were validated in place; pages: a page-list delivery's pages (then
+offset is 0), else [] and the range is [offset, offset + bytes)."""
 
 
 def _host_port(listen):
@@ -249,6 +257,32 @@ class Receiver:
         rid, retention, size, until, broken = checked(self._handle.remove(id, force))
         return {"id": rid, "retention": retention, "bytes": size, "held_until": until or None,
                 "promise_broken": broken}
+
+    def expose(self, name, array, page_size=None, on_delivery=None):
+        """Lends writ `array` (a writable C-contiguous buffer: a NumPy array, a bytearray)
+        under `name`: senders then deliver straight into it, at an offset
+        (Sender.send(..., target=name, target_offset=N)) or, with `page_size`, into a list
+        of its pages (target_pages=[3, 7, 9]: the delivery's page i lands in page
+        target_pages[i]). Nothing is copied on the receiver; the bytes are validated where
+        they lie (docs/architecture.md, "Exposed targets").
+        on_delivery: callable(writ.TargetDelivery), called on a receiver thread once each
+        delivery into it ended: .ok only after its bytes were validated in place, never
+        before; otherwise its range or pages may hold unvalidated bytes (.why says why).
+        Reading them before the call is at your own risk. The array stays exported (it can
+        be neither resized nor freed) until revoke(name) or close()."""
+        if on_delivery is not None and not callable(on_delivery):
+            raise UsageError("expose: on_delivery: expected a callable", code="invalid argument")
+        told = None
+        if on_delivery is not None:
+            def told(target, id, offset, size, ok, why, pages):
+                on_delivery(TargetDelivery(target, id, offset, size, ok, why, list(pages)))
+        checked(self._handle.expose(name, array, page_size or 0, told))
+
+    def revoke(self, name):
+        """Withdraws target `name`: later deliveries into it are refused, those in flight
+        are refused, and this returns once no write into the array can land any more (the
+        array is then released). Raises NotFoundError when `name` is not exposed."""
+        checked(self._handle.revoke(name))
 
     _closed = False
 

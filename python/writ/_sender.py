@@ -149,7 +149,7 @@ class Sender:
         _open_senders.add(self)
 
     def _options(self, obj, id, until, retention, rule, chunk_size, level, source,
-                 max_attempts, stall_timeout):
+                 max_attempts, stall_timeout, target=None, target_offset=0, target_pages=None):
         if self._session is None:
             raise UsageError("this Sender is closed", code="invalid argument")
         if not isinstance(obj, (str, os.PathLike)) and not id:
@@ -160,11 +160,12 @@ class Sender:
         return checked(_writ.delivery_options(
             id=id or "", until=until, retention=retention or "", rule=rule,
             chunk_size=chunk_size, level=level, source=source, max_attempts=max_attempts,
-            stall_timeout=stall_timeout))
+            stall_timeout=stall_timeout, target=target or "", target_offset=target_offset,
+            target_pages=list(target_pages or [])))
 
     def send(self, obj, id=None, until="validated", retention=None, rule="xxh3-128",
              chunk_size=8 * _MIB, level="delivery", source="auto", max_attempts=1,
-             stall_timeout=60.0):
+             stall_timeout=60.0, target=None, target_offset=0, target_pages=None):
         """Sends `obj` as one logical delivery and waits for `until` and `retention`.
 
         obj: bytes, any C-contiguous object with the buffer protocol (a NumPy array, a
@@ -177,11 +178,16 @@ class Sender:
         retention: "volatile", "process-restart" or "power-loss"; None (as the CLI
         without --retention): volatile, awaited only for rungs from "validated" up.
         rule: "xxh3-128", "crc32c" or "sha256".
+        target: deliver into the array the receiver exposed under this name
+        (Receiver.expose), at byte target_offset, or into its pages target_pages (a list
+        of page indices: the delivery's page i lands in page target_pages[i]; its size
+        must be the pages times the target's page size). Retained volatile only.
         Returns an Outcome; raises a writ.Error (with .outcome) when the requested rung or
         retention was not reached.
         """
         options = self._options(obj, id, until, retention, rule, chunk_size, level, source,
-                                max_attempts, stall_timeout)
+                                max_attempts, stall_timeout, target, target_offset,
+                                target_pages)
         if isinstance(obj, (list, tuple)):
             return self._submit(obj, id, options).result()
         if isinstance(obj, (str, os.PathLike)):
@@ -190,13 +196,14 @@ class Sender:
 
     def submit(self, obj, id=None, until="validated", retention=None, rule="xxh3-128",
                chunk_size=8 * _MIB, level="delivery", source="auto", max_attempts=1,
-               stall_timeout=60.0):
+               stall_timeout=60.0, target=None, target_offset=0, target_pages=None):
         """As send(), but returns a Handle at once; the delivery goes out with the others
         in flight on this session. The buffers must not change until the handle is done
         (they are sent from where they lie); the handle keeps them alive.
         Bad arguments (a non-contiguous array, a closed Sender) raise here, at once."""
         options = self._options(obj, id, until, retention, rule, chunk_size, level, source,
-                                max_attempts, stall_timeout)
+                                max_attempts, stall_timeout, target, target_offset,
+                                target_pages)
         return self._submit(obj, id, options)
 
     def _submit(self, obj, id, options):

@@ -59,6 +59,10 @@ void Put(WireWriter& w, const Announce& m) {
     w.U32(kTargetMark);
     w.String(m.target);
     w.U64(m.target_offset);
+    if (!m.target_pages.empty()) {
+      w.U32(static_cast<uint32_t>(m.target_pages.size()));
+      for (uint64_t page : m.target_pages) w.U64(page);
+    }
   }
 }
 
@@ -175,6 +179,23 @@ Status GetRegionLengths(WireReader& r, std::vector<uint64_t>& out) {
   return Status::Ok();
 }
 
+// The target block's optional page list: as the region table, a count of at least 1.
+Status GetTargetPages(WireReader& r, std::vector<uint64_t>& out) {
+  WRIT_ASSIGN_OR_RETURN(uint32_t count, r.U32("target_page_count"));
+  if (count == 0)
+    return Status::Malformed("announce.target_page_count: 0, an empty list is omitted");
+  if (count > r.remaining() / 8) {
+    return Status::Malformed("announce.target_pages: truncated, " + std::to_string(count) +
+                             " pages declared, " + std::to_string(r.remaining()) + " bytes left");
+  }
+  out.reserve(count);
+  for (uint32_t i = 0; i < count; ++i) {
+    WRIT_ASSIGN_OR_RETURN(uint64_t page, r.U64("target_page"));
+    out.push_back(page);
+  }
+  return Status::Ok();
+}
+
 Result<Announce> GetAnnounce(WireReader& r) {
   Announce m;
   WRIT_ASSIGN_OR_RETURN(m.delivery_id, r.String("delivery_id"));
@@ -201,6 +222,7 @@ Result<Announce> GetAnnounce(WireReader& r) {
     WRIT_ASSIGN_OR_RETURN(m.target, r.String("target"));
     if (m.target.empty()) return Status::Malformed("announce.target: empty, the block is omitted");
     WRIT_ASSIGN_OR_RETURN(m.target_offset, r.U64("target_offset"));
+    if (r.remaining() > 0) WRIT_RETURN_IF_ERROR(GetTargetPages(r, m.target_pages));
   }
   return m;
 }

@@ -12,6 +12,7 @@ struct Limits {
   uint32_t max_name_bytes = 256;       // libfabric provider names ("tcp;ofi_rxm")
   uint32_t max_detail_bytes = 4096;    // human text in refuse / abort
   uint32_t max_regions = 65536;        // an announce's region table (8 bytes each: 512 KiB)
+  uint32_t max_target_pages = 4096;    // an announce's page list (8 bytes each: 32 KiB)
   // Whether a `receipt`/`receipts` message's JSON is parsed in full as it is decoded. A
   // reader that parses every receipt it reads at once (the sender: ReceiptFromJson, stricter
   // than this check) sets false, so that each receipt is parsed once; its shape (a JSON

@@ -98,6 +98,10 @@ struct Announce {
   // covered by the signature.
   std::string target = "";  // initialized: aggregate initializations that omit it stay quiet
   uint64_t target_offset = 0;
+  // A page-list delivery into a paged target: delivery byte i * page_size lands in page
+  // target_pages[i]. Optional on the wire (after target_offset, only when non-empty; then
+  // target_offset is 0), at most Limits::max_target_pages, covered by the signature.
+  std::vector<uint64_t> target_pages = {};
   bool operator==(const Announce&) const = default;
 };
 

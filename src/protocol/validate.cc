@@ -143,11 +143,20 @@ Status Check(const Announce& m, const Checker& c) {
   WRIT_RETURN_IF_ERROR(CheckRegionLengths(m, c));
   if (m.target.empty()) {
     if (m.target_offset != 0) return c.Fail("target_offset", "set without a target");
+    if (!m.target_pages.empty()) return c.Fail("target_pages", "set without a target");
     return Status::Ok();
   }
   WRIT_RETURN_IF_ERROR(c.Token("target", m.target, c.limits().max_name_bytes));
   if (m.target_offset > UINT64_MAX - m.bytes) {
     return c.Fail("target_offset", "offset plus bytes pass 2^64");
+  }
+  if (m.target_pages.empty()) return Status::Ok();
+  // Which pages exist, and whether the list repeats one, is the receiver's check: only it
+  // knows the target's geometry.
+  if (m.target_offset != 0) return c.Fail("target_offset", "set with a page list");
+  if (m.target_pages.size() > c.limits().max_target_pages) {
+    return c.Fail("target_pages", std::to_string(m.target_pages.size()) + " pages, limit " +
+                                      std::to_string(c.limits().max_target_pages));
   }
   return Status::Ok();
 }

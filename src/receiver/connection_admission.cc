@@ -84,7 +84,9 @@ Result<InboundRun*> Connection::AdmitAddressed(const protocol::Announce& a) {
                       "retained volatile only, not " +
                       std::string(RetentionName(a.retention)));
   }
-  auto claim = core_.targets.Claim(a.target, a.delivery_id, a.target_offset, a.bytes, inbox_);
+  auto claim = core_.targets.Claim(
+      a.target, a.delivery_id,
+      TargetRequest{a.target_offset, a.bytes, a.target_pages, a.chunk_size}, inbox_);
   if (!claim.ok()) return refuse(protocol::RefuseReason::kTarget, claim.status().message());
   auto admitted = AdmittedDelivery::Claim(core_, a, sender_);
   if (auto* refusal = std::get_if<protocol::Refuse>(&admitted)) {

@@ -17,6 +17,7 @@
 
 #include "common/mutex.h"
 #include "receiver/notification_router.h"
+#include "receiver/target_pages.h"
 #include "writ/receiver.h"
 
 namespace writ::receiver {
@@ -30,27 +31,27 @@ struct ExposedTarget {
 
 class ExposedTargets;
 
-// One delivery's range of a target, held from its admission to the end of its run.
+// One delivery's place in a target (a byte range, or a list of pages), held from its
+// admission to the end of its run.
 class TargetClaim {
  public:
   TargetClaim(ExposedTargets& targets, uint64_t serial, std::shared_ptr<ExposedTarget> target,
-              uint64_t offset, uint64_t bytes)
-      : targets_(&targets),
-        serial_(serial),
-        target_(std::move(target)),
-        offset_(offset),
-        bytes_(bytes) {}
+              TargetRequest request);
   TargetClaim(const TargetClaim&) = delete;
   TargetClaim& operator=(const TargetClaim&) = delete;
   ~TargetClaim();
 
   const std::string& target() const { return target_->name; }
-  uint64_t offset() const { return offset_; }
-  uint64_t bytes() const { return bytes_; }
+  uint64_t offset() const { return request_.offset; }
+  uint64_t bytes() const { return request_.bytes; }
+  const std::vector<uint64_t>& pages() const { return request_.pages; }
   // The application's memory at `delivery_offset` into this delivery.
-  uint8_t* At(uint64_t delivery_offset) const {
-    return target_->buffer.data() + offset_ + delivery_offset;
-  }
+  uint8_t* At(uint64_t delivery_offset) const;
+  // How many bytes from `delivery_offset` lie contiguously in the buffer, up to `cap`: a
+  // page list breaks where the next page is not the one after.
+  uint64_t ContiguousFrom(uint64_t delivery_offset, uint64_t cap) const;
+  // "bytes [A, B)", or "pages 3-5, 7 of P bytes": where the delivery lands, for receipts.
+  std::string Where() const;
   bool revoked() const { return target_->revoked.load(); }
   // Tells the application how the delivery ended (ExposeOptions::on_delivery).
   void Report(const std::string& delivery_id, bool ok, const std::string& why) const;
@@ -59,8 +60,8 @@ class TargetClaim {
   ExposedTargets* targets_;
   uint64_t serial_;
   std::shared_ptr<ExposedTarget> target_;
-  uint64_t offset_;
-  uint64_t bytes_;
+  TargetRequest request_;
+  uint64_t page_size_ = 0;  // for a page list
 };
 
 class ExposedTargets {
@@ -68,12 +69,11 @@ class ExposedTargets {
   Status Expose(const std::string& name, std::span<uint8_t> buffer, ExposeOptions options);
   // Returns once no delivery holds a range of `name` any more.
   Status Revoke(const std::string& name);
-  // A range for delivery `id`, or why not (kNotFound: no such target; kInvalidArgument:
-  // outside the buffer; kRefused: overlapping a delivery in flight). `inbox` is woken
+  // A place for delivery `id`, or why not (kNotFound: no such target; kInvalidArgument:
+  // what ExtentsOf refuses; kRefused: overlapping a delivery in flight). `inbox` is woken
   // should the target be revoked meanwhile.
   Result<std::unique_ptr<TargetClaim>> Claim(const std::string& name, const std::string& id,
-                                             uint64_t offset, uint64_t bytes,
-                                             std::shared_ptr<Inbox> inbox);
+                                             TargetRequest request, std::shared_ptr<Inbox> inbox);
   size_t claims() const;
 
  private:
@@ -81,16 +81,25 @@ class ExposedTargets {
   struct Held {
     std::shared_ptr<ExposedTarget> target;
     std::string id;
-    uint64_t offset = 0;
-    uint64_t bytes = 0;
+    std::vector<TargetExtent> extents;
     std::shared_ptr<Inbox> inbox;
   };
+  // The bytes of one target held in flight, by start: [start, end) and the holder's serial.
+  struct HeldBytes {
+    uint64_t end = 0;
+    uint64_t serial = 0;
+  };
+  using HeldMap = std::map<uint64_t, HeldBytes>;
   void Release(uint64_t serial);
+  // Why `extent` of `name` is busy (kRefused, naming the delivery in flight), or Ok.
+  Status CheckFree(const std::string& name, const HeldMap& held, const TargetExtent& extent) const
+      REQUIRES(mu_);
 
   mutable Mutex mu_;
   std::condition_variable released_;
   std::map<std::string, std::shared_ptr<ExposedTarget>> targets_ GUARDED_BY(mu_);
   std::map<uint64_t, Held> held_ GUARDED_BY(mu_);
+  std::map<const ExposedTarget*, HeldMap> held_bytes_ GUARDED_BY(mu_);
   uint64_t next_serial_ GUARDED_BY(mu_) = 1;
 };
 

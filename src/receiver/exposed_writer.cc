@@ -16,6 +16,13 @@ Status ExposedWriter::InRange(uint64_t offset, uint64_t length) const {
 // not enough to have them validated (docs/security.md, "Exposed targets").
 Result<uint8_t*> ExposedWriter::Placement(uint64_t offset, uint64_t length) {
   WRIT_RETURN_IF_ERROR(InRange(offset, length));
+  // A window is one registration: it never spans a break in a page list (GrantOne asks
+  // ContiguousFrom).
+  if (claim_->ContiguousFrom(offset, length) < length) {
+    return Status::Internal("bytes [" + std::to_string(offset) + ", +" + std::to_string(length) +
+                            ") of delivery " + delivery_id_ + " span a break in its pages of " +
+                            "target " + claim_->target());
+  }
   uint8_t* at = claim_->At(offset);
   if (length > 0) std::memset(at, 0, length);
   return at;
@@ -23,16 +30,27 @@ Result<uint8_t*> ExposedWriter::Placement(uint64_t offset, uint64_t length) {
 
 // Bytes placed in the buffer are only checked; a copy (none is made today: a ring slot
 // cannot carry an addressed delivery) is written in place.
+// Piece by contiguous piece of the buffer (a page list's pages need not be adjacent).
 Status ExposedWriter::Write(uint64_t offset, std::span<const uint8_t> bytes) {
   WRIT_RETURN_IF_ERROR(InRange(offset, bytes.size()));
-  uint8_t* at = claim_->At(offset);
-  if (bytes.data() != at && !bytes.empty()) std::memcpy(at, bytes.data(), bytes.size());
+  while (!bytes.empty()) {
+    const uint64_t piece = claim_->ContiguousFrom(offset, bytes.size());
+    uint8_t* at = claim_->At(offset);
+    if (bytes.data() != at) std::memcpy(at, bytes.data(), piece);
+    bytes = bytes.subspan(piece);
+    offset += piece;
+  }
   return Status::Ok();
 }
 
 Status ExposedWriter::Read(uint64_t offset, std::span<uint8_t> out) {
   WRIT_RETURN_IF_ERROR(InRange(offset, out.size()));
-  if (!out.empty()) std::memcpy(out.data(), claim_->At(offset), out.size());
+  while (!out.empty()) {
+    const uint64_t piece = claim_->ContiguousFrom(offset, out.size());
+    std::memcpy(out.data(), claim_->At(offset), piece);
+    out = out.subspan(piece);
+    offset += piece;
+  }
   return Status::Ok();
 }
 
@@ -40,9 +58,8 @@ Result<store::RetentionEvidence> ExposedWriter::Commit(const std::vector<std::st
   (void)receipts;
   store::RetentionEvidence ev;
   ev.retention = RetentionClass::kVolatile;
-  ev.acknowledged_point = "in the application's buffer " + claim_->target() + ", bytes [" +
-                          std::to_string(claim_->offset()) + ", " +
-                          std::to_string(claim_->offset() + claim_->bytes()) + ")";
+  ev.acknowledged_point =
+      "in the application's buffer " + claim_->target() + ", " + claim_->Where();
   ev.promise_after_failure =
       "none from writ: the application owns the buffer and decides how long the bytes stay; "
       "they are lost with the receiving process";

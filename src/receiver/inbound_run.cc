@@ -205,7 +205,13 @@ RunStep InboundRun::GrantWindows() {
 RunStep InboundRun::GrantOne(LiveWindow live, uint8_t* pool_data) {
   InboundDelivery& d = *delivery_;
   live.first_chunk = d.next_grant_chunk();
-  live.chunk_count = d.ChunksToGrant(core_.pool->window_bytes());
+  // A window into a page list ends where the list breaks: one registration per piece.
+  uint64_t window_bytes = core_.pool->window_bytes();
+  if (exposed_ != nullptr && !exposed_->claim().pages().empty()) {
+    window_bytes =
+        exposed_->claim().ContiguousFrom(live.first_chunk * announced_.chunk_size, window_bytes);
+  }
+  live.chunk_count = d.ChunksToGrant(window_bytes);
   live.length = d.BytesForChunks(live.first_chunk, live.chunk_count);
   // Where the store can take the bytes in place (memory-backed volatile retention), the
   // window is the store's own memory and consuming it copies nothing; the pool's window
@@ -251,9 +257,8 @@ std::optional<RunStep> InboundRun::RefuseIfRevoked() {
 Receipt InboundRun::InTarget(Receipt receipt) const {
   if (exposed_ == nullptr) return receipt;
   const TargetClaim& c = exposed_->claim();
-  receipt.statement += "; written in place into the application's buffer " + c.target() +
-                       ", bytes [" + std::to_string(c.offset()) + ", " +
-                       std::to_string(c.offset() + c.bytes()) + ")";
+  receipt.statement +=
+      "; written in place into the application's buffer " + c.target() + ", " + c.Where();
   return receipt;
 }
 

@@ -11,6 +11,7 @@
 #include "protocol/codec.h"
 #include "receipt/context.h"
 #include "receipt/signing.h"
+#include "sender/addressed_announce.h"
 #include "sender/request_signing.h"
 #include "vocabulary/digest.h"
 
@@ -84,7 +85,7 @@ Status CheckDeliveryOptions(const DeliveryOptions& options) {
                                    std::string(RuleName(options.rule)) + " needs " +
                                    std::to_string(DigestSize(options.rule)));
   }
-  return Status::Ok();
+  return CheckAddressedOptions(options);
 }
 
 Status CheckChunkFits(uint64_t chunk_size, uint64_t max_message_size, const std::string& provider) {
@@ -104,6 +105,7 @@ Status Prepare(DeliverySource source, const DeliveryOptions& opt, const DigestCa
   out.delivery.rule = std::string(writ::RuleName(opt.rule));
   prepared.chunk_size =
       out.delivery.bytes == 0 ? opt.chunk_size : std::min(opt.chunk_size, out.delivery.bytes);
+  prepared.chunk_size = AddressedChunkSize(opt, out.delivery.bytes, prepared.chunk_size);
   out.delivery.chunk_size = prepared.chunk_size;
   out.delivery.chunks = out.delivery.bytes == 0
                             ? 0
@@ -322,8 +324,7 @@ Status DeliveryRun::BuildAnnounce(protocol::Announce& announce) {
   announce.retention = opt_.retention.value_or(RetentionClass::kVolatile);
   announce.sender_fabric_address = link_.local_address();
   announce.region_lengths = prepared_.source->region_lengths();
-  announce.target = opt_.target;
-  announce.target_offset = opt_.target_offset;
+  AddressAnnounce(opt_, announce);
   if (identity_) {
     // Signed for this receiver only: its id is part of the signed bytes.
     WRIT_RETURN_IF_ERROR(SignAnnounce(*identity_, link_.hello().receiver_id, announce));

@@ -181,6 +181,9 @@ DeliveryOptions DeliveryOptionsOf(const SendOptions& o) {
   d.on_receipt = o.on_receipt;
   d.source = o.source;
   d.digest = o.digest;
+  d.target = o.target;
+  d.target_offset = o.target_offset;
+  d.target_pages = o.target_pages;
   return d;
 }
 

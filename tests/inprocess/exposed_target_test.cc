@@ -11,7 +11,7 @@
 #include <mutex>
 #include <thread>
 
-#include "memory_rig.h"
+#include "exposed_support.h"
 #include "protocol/codec.h"
 #include "receipt/identity.h"
 #include "vocabulary/digest.h"
@@ -22,73 +22,6 @@ namespace {
 
 using namespace std::chrono_literals;
 using protocol::RefuseReason;
-
-constexpr auto kExposedWatch = 5000ms;  // a bound for waits that end much sooner
-constexpr uint64_t kExposedChunk = 64 << 10;
-
-// What the application's callback heard, in order.
-struct Heard {
-  std::mutex mu;
-  std::condition_variable changed;
-  std::vector<TargetDelivery> told;
-  size_t count() {
-    std::lock_guard<std::mutex> lock(mu);
-    return told.size();
-  }
-  // The callback runs once the run has released its windows, after the sender was told:
-  // waits up to 5 s for the n-th.
-  size_t AwaitCount(size_t n) {
-    std::unique_lock<std::mutex> lock(mu);
-    changed.wait_for(lock, 5s, [&] { return told.size() >= n; });
-    return told.size();
-  }
-  TargetDelivery at(size_t i) {
-    std::lock_guard<std::mutex> lock(mu);
-    return told.at(i);
-  }
-};
-
-ExposeOptions Listening(Heard& heard) {
-  ExposeOptions options;
-  options.on_delivery = [&heard](const TargetDelivery& d) {
-    std::lock_guard<std::mutex> lock(heard.mu);
-    heard.told.push_back(d);
-    heard.changed.notify_all();
-  };
-  return options;
-}
-
-DeliveryOptions Into(const std::string& id, const std::string& target, uint64_t offset) {
-  DeliveryOptions options;
-  options.id = id;
-  options.chunk_size = kExposedChunk;
-  options.until = Rung::kValidated;
-  options.retention = RetentionClass::kVolatile;
-  options.target = target;
-  options.target_offset = offset;
-  return options;
-}
-
-std::string ExposedReason(const PeerSaw& saw) {
-  return saw.refusal ? std::string(protocol::RefuseReasonName(saw.refusal->reason)) : "none";
-}
-
-// Refused with reason `target`, its detail containing `words`.
-void ExpectTargetRefusal(const PeerSaw& saw, const std::string& words) {
-  EXPECT_EQ(ExposedReason(saw), "target");
-  ASSERT_TRUE(saw.refusal.has_value());
-  EXPECT_NE(saw.refusal->detail.find(words), std::string::npos) << saw.refusal->detail;
-}
-
-std::vector<uint8_t> DigestOf(std::span<const uint8_t> bytes) {
-  auto digester = vocabulary::Digester::Create(Rule::kXxh3_128);
-  digester.value()->Update(bytes);
-  return digester.value()->Finish();
-}
-
-bool AllZero(std::span<const uint8_t> bytes) {
-  return std::all_of(bytes.begin(), bytes.end(), [](uint8_t b) { return b == 0; });
-}
 
 class ExposedTarget : public ::testing::Test {
  protected:
@@ -110,9 +43,11 @@ class ExposedTarget : public ::testing::Test {
     return a;
   }
 
-  MemoryRig rig_;
+  // Declared before the rig, so destroyed after it: a delivery still in flight when a test
+  // ends is ended by the rig's stop, which tells the callback and may clear its range.
   std::vector<uint8_t> buffer_ = std::vector<uint8_t>(1 << 20, 0);
   Heard heard_;
+  MemoryRig rig_;
 };
 
 TEST_F(ExposedTarget, DeliveriesAtOffsetsLandInTheApplicationsBufferValidatedInPlace) {

@@ -78,6 +78,12 @@ TEST(Cli, UsageErrorsExitTwoWithNothingOnStdout) {
       {"store", "quarantine", "purge", "--data", dir.File("missing")},
       {"key", "show", "--identity", dir.File("missing/a/b")},
       {"store", "check", "--data", dir.path(), "--key", "not-a-key"},
+      {"send", file, "--to", "127.0.0.1:1", "--target-pages", "1,2"},  // no --target
+      {"send", file, "--to", "127.0.0.1:1", "--target", "kv", "--target-pages", "1,,2"},
+      {"send", file, "--to", "127.0.0.1:1", "--target", "kv", "--target-pages", "1,x"},
+      {"send", file, "--to", "127.0.0.1:1", "--target", "kv", "--target-offset", "4KiB",
+       "--target-pages", "1"},
+      {"send", file, file, "--to", "127.0.0.1:1", "--target", "kv"},
   };
   for (const auto& line : lines) {
     CommandRun run = RunWrit(line);
@@ -239,6 +245,24 @@ TEST_F(CliSend, StandardInputIsSentUnderTheIdGiven) {
   ASSERT_EQ(run.exit_code, 0) << run.err;
   EXPECT_EQ(run.json["delivery"]["id"], "from-stdin");
   EXPECT_EQ(run.json["delivery"]["bytes"], 18);
+}
+
+// writ serve exposes no buffer: an addressed send is refused by name, reason `target` (exit 3),
+// the flags having built the target block (its pages or offset reach the receiver's check).
+TEST_F(CliSend, AnAddressedSendToAServeIsRefusedNamingTheTarget) {
+  for (const std::vector<std::string>& where :
+       {std::vector<std::string>{"--target-pages", "3,0,2,1"},
+        std::vector<std::string>{"--target-offset", "64KiB"}, std::vector<std::string>{}}) {
+    std::vector<std::string> extra = {"--id", "t-1", "--json", "--target", "kv"};
+    extra.insert(extra.end(), where.begin(), where.end());
+    CommandRun run = RunWrit(Send(extra));
+    EXPECT_EQ(run.exit_code, 3) << run.err;
+    EXPECT_EQ(run.json["error"]["kind"], "refused") << run.out;
+    const std::string message = run.json["error"]["message"].get<std::string>();
+    EXPECT_TRUE(Has(message, "(target)")) << message;
+    EXPECT_TRUE(Has(message, "no target kv is exposed by this receiver")) << message;
+    EXPECT_EQ(run.json["bytes_moved"], false) << run.out;
+  }
 }
 
 }  // namespace

@@ -96,5 +96,82 @@ TEST(ExposedTargetTcp, BlocksInFlightAndAScatterGatherDeliveryLandInTheApplicati
   EXPECT_TRUE((*receiver)->Stop().ok());
 }
 
+// Page lists over tcp: blocks of two scattered pages each, all in flight at once, and a
+// scatter-gather delivery (its region table and its page list together) into two more.
+TEST(ExposedTargetTcp, PageListsInFlightLandInTheirPages) {
+  REQUIRE_OR_FAIL(testing::ProviderAvailable("tcp"), "the tcp provider cannot serve here");
+  testing::TempDir dir;
+  std::vector<uint8_t> kv(32 * kTcpBlock, 0);  // outlives the receiver
+  std::mutex mu;
+  std::condition_variable changed;
+  std::vector<TargetDelivery> told;
+  ReceiverOptions ro;
+  ro.provider = "tcp";
+  ro.identity_dir = dir.File("receiver");
+  auto receiver = Receiver::Start(ro);
+  ASSERT_TRUE(receiver.ok()) << receiver.status().ToString();
+  ExposeOptions eo;
+  eo.pages = PageGeometry{kTcpBlock, 32};
+  eo.on_delivery = [&](const TargetDelivery& t) {
+    std::lock_guard<std::mutex> lock(mu);
+    told.push_back(t);
+    changed.notify_all();
+  };
+  ASSERT_TRUE((*receiver)->Expose("kv", kv, eo).ok());
+  SessionOptions so;
+  so.to = (*receiver)->listen_address();
+  auto sender = Sender::Connect(so);
+  ASSERT_TRUE(sender.ok()) << sender.status().ToString();
+
+  std::vector<std::vector<uint64_t>> pages;
+  std::vector<std::vector<uint8_t>> blocks;
+  std::vector<DeliveryHandle> handles;
+  for (uint64_t b = 0; b < 8; ++b) pages.push_back({31 - b, b * 2});  // 31 and 0, 30 and 2, ...
+  for (uint64_t b = 0; b < 8; ++b) {
+    blocks.push_back(testing::RandomBytes(200 + b, 2 * kTcpBlock));
+    DeliveryOptions d;
+    d.id = "block-" + std::to_string(b);
+    d.chunk_size = 64 << 10;
+    d.target = "kv";
+    d.target_pages = pages[b];
+    handles.push_back((*sender)->SubmitBytes(blocks.back(), d));
+  }
+  for (const DeliveryHandle& h : handles) {
+    ASSERT_TRUE(h.Wait().status.ok()) << h.Wait().status.ToString();
+  }
+  const std::vector<uint8_t> a = testing::RandomBytes(9, kTcpBlock);
+  const std::vector<uint8_t> c = testing::RandomBytes(10, kTcpBlock);
+  const std::vector<Region> regions = {{a.data(), a.size()}, {c.data(), c.size()}};
+  DeliveryOptions gather;
+  gather.id = "gathered";
+  gather.target = "kv";
+  gather.target_pages = {21, 19};
+  const DeliveryOutcome out = (*sender)->SendRegions(regions, gather);
+  ASSERT_TRUE(out.status.ok()) << out.status.ToString();
+
+  for (uint64_t b = 0; b < 8; ++b) {
+    for (size_t i = 0; i < 2; ++i) {
+      EXPECT_TRUE(std::equal(blocks[b].begin() + i * kTcpBlock,
+                             blocks[b].begin() + (i + 1) * kTcpBlock,
+                             kv.begin() + pages[b][i] * kTcpBlock))
+          << "block " << b << " page " << pages[b][i];
+    }
+  }
+  EXPECT_TRUE(std::equal(a.begin(), a.end(), kv.begin() + 21 * kTcpBlock));
+  EXPECT_TRUE(std::equal(c.begin(), c.end(), kv.begin() + 19 * kTcpBlock));
+  EXPECT_TRUE(std::all_of(kv.begin() + 20 * kTcpBlock, kv.begin() + 21 * kTcpBlock, [](uint8_t x) {
+    return x == 0;
+  })) << "page 20 was never listed";
+  {
+    std::unique_lock<std::mutex> lock(mu);
+    changed.wait_for(lock, 5s, [&] { return told.size() >= 9; });
+    ASSERT_EQ(told.size(), 9u);
+    for (const TargetDelivery& t : told) EXPECT_TRUE(t.ok) << t.delivery_id << ": " << t.why;
+  }
+  EXPECT_TRUE((*sender)->Close().ok());
+  EXPECT_TRUE((*receiver)->Revoke("kv").ok());
+  EXPECT_TRUE((*receiver)->Stop().ok());
+}
+
 }  // namespace
 }  // namespace writ

@@ -26,6 +26,14 @@ inline std::vector<std::pair<std::string, std::vector<uint8_t>>> SeedCorpus() {
   Announce regions = SampleAnnounce();  // scatter-gather: 8 MiB + 0 + 16 MiB
   regions.region_lengths = {8388608, 0, 16777216};
   seeds.emplace_back("valid-announce-regions", Encode(regions));
+  Announce addressed = SampleAnnounce();  // into an exposed target, at an offset
+  addressed.target = "kv-cache";
+  addressed.target_offset = 1 << 20;
+  seeds.emplace_back("valid-announce-target", Encode(addressed));
+  Announce paged = regions;  // a region table, then a target block with a page list
+  paged.target = "kv-cache";
+  paged.target_pages = {9, 3, 4};
+  seeds.emplace_back("valid-announce-target-pages", Encode(paged));
   seeds.emplace_back("valid-refuse-connection", Encode(Refuse{"", RefuseReason::kAuth, ""}));
 
   std::vector<uint8_t> cut = Encode(SampleAnnounce());

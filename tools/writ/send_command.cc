@@ -2,6 +2,7 @@
 // files (or a directory) as separate deliveries over one session (send_many.h).
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <fstream>
 #include <iostream>
@@ -41,6 +42,9 @@ struct SendFlags {
   std::string digest;
   std::string poll = "block";
   bool no_ring = false;
+  std::string target;         // --target: an embedded receiver's exposed buffer
+  std::string target_offset;  // --target-offset SIZE
+  std::string target_pages;   // --target-pages 3,7,9
   bool verbose = false;
   bool progress = false;     // --progress: draw the bar even when stderr is not a terminal
   bool no_progress = false;  // --no-progress: never draw it
@@ -50,6 +54,47 @@ struct SendFlags {
   std::string certificate;
   uint32_t replica_stall_seconds = 10;
 };
+
+// "3,7,9": page indices, in delivery order.
+Result<std::vector<uint64_t>> ParsePageList(const std::string& text) {
+  std::vector<uint64_t> pages;
+  size_t at = 0;
+  while (at <= text.size()) {
+    const size_t comma = std::min(text.find(',', at), text.size());
+    const std::string word = text.substr(at, comma - at);
+    if (word.empty() || word.find_first_not_of("0123456789") != std::string::npos ||
+        word.size() > 19) {
+      return Status::InvalidArgument("--target-pages: '" + word +
+                                     "' is not a page index (expected e.g. 3,7,9)");
+    }
+    pages.push_back(std::stoull(word));
+    at = comma + 1;
+  }
+  return pages;
+}
+
+// --target, --target-offset, --target-pages (docs/cli.md, "Addressed sends").
+Status BuildTarget(const SendFlags& f, SendOptions& o) {
+  if (f.target.empty()) {
+    if (!f.target_offset.empty() || !f.target_pages.empty()) {
+      return Status::InvalidArgument("--target-offset and --target-pages need --target NAME");
+    }
+    return Status::Ok();
+  }
+  if (!f.target_offset.empty() && !f.target_pages.empty()) {
+    return Status::InvalidArgument("--target-offset and --target-pages: give one, not both");
+  }
+  o.target = f.target;
+  if (!f.target_offset.empty()) {
+    auto offset = ParseSize(f.target_offset);
+    if (!offset.ok()) return offset.status().Annotate("--target-offset");
+    o.target_offset = *offset;
+  }
+  if (!f.target_pages.empty()) {
+    WRIT_ASSIGN_OR_RETURN(o.target_pages, ParsePageList(f.target_pages));
+  }
+  return Status::Ok();
+}
 
 Status BuildOptions(const SendFlags& f, SendOptions& o) {
   if (f.files.size() == 1 && f.files.front() == "-" && f.id.empty())
@@ -96,6 +141,7 @@ Status BuildOptions(const SendFlags& f, SendOptions& o) {
   o.ring = !f.no_ring;
   o.identity_dir = f.identity;
   o.max_attempts = f.attempts;
+  WRIT_RETURN_IF_ERROR(BuildTarget(f, o));
   if (f.source == "zero-copy") {
     o.source = SourcePath::kZeroCopy;
   } else if (f.source == "staging") {
@@ -188,6 +234,11 @@ int RunSendReplicated(SendFlags flags) {
 }
 
 int RunSend(const SendFlags& flags) {
+  if (!flags.target.empty() &&
+      (IsReplicatedRetention(flags.retention) || flags.files.size() != 1)) {
+    return ReportError(Status::InvalidArgument(
+        "--target names one place in one receiver's buffer: one FILE, not replicated:K"));
+  }
   if (IsReplicatedRetention(flags.retention)) return RunSendReplicated(flags);
   if (!flags.cluster.empty())
     return ReportError(Status::InvalidArgument("--cluster needs --retention replicated:K"));
@@ -197,6 +248,9 @@ int RunSend(const SendFlags& flags) {
   auto paths = ExpandSendPaths(flags.files);
   if (!paths.ok()) return ReportError(paths.status());
   if (flags.files.size() > 1 || paths->size() != 1 || *paths != flags.files) {
+    if (!flags.target.empty()) {
+      return ReportError(Status::InvalidArgument("--target: a directory is several deliveries"));
+    }
     if (!flags.id.empty() || !flags.evidence.empty()) {
       return ReportError(Status::InvalidArgument(
           "--id and --evidence name one delivery; with several files each is named by its file"));
@@ -226,6 +280,15 @@ int RunSend(const SendFlags& flags) {
   }
   if (!outcome.status.ok()) return ReportError(outcome.status);
   return kExitOk;
+}
+
+void AddTargetOptions(CLI::App& cmd, SendFlags& f) {
+  cmd.add_option("--target", f.target,
+                 "deliver into this buffer exposed by an embedded receiver (writ::Receiver::"
+                 "Expose); writ serve exposes none");
+  cmd.add_option("--target-offset", f.target_offset, "with --target: byte offset in it");
+  cmd.add_option("--target-pages", f.target_pages,
+                 "with --target: page indices of a paged target, e.g. 3,7,9");
 }
 
 void RegisterSend(CLI::App& app, CommandContext& ctx) {
@@ -282,6 +345,7 @@ void RegisterSend(CLI::App& app, CommandContext& ctx) {
                   "sleeping (lower latency, a core kept busy)")
       ->check(CLI::IsMember({"block", "busy"}))
       ->capture_default_str();
+  AddTargetOptions(*cmd, *f);
   cmd->add_flag("--no-ring", f->no_ring,
                 "never write into the receiver's standing window: every delivery is announced "
                 "and granted");
