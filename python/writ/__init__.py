@@ -13,12 +13,15 @@ from ._errors import (Error, NotFoundError, RefusedError, RetentionError, Transp
                       UsageError, ValidationError)
 from ._evidence import audit, verify
 from ._receiver import Arrival, Delivery, Receiver
+from ._replicated import Replica, ReplicatedOutcome, send_replicated
 from ._sender import Handle, Outcome, Sender
+
+Sender.send_replicated = staticmethod(send_replicated)
 
 __version__ = _writ.version
 
 __all__ = [
     "Receiver", "Sender", "Handle", "Outcome", "Delivery", "Arrival", "audit", "verify", "Error",
     "NotFoundError", "UsageError", "RefusedError", "TransportError", "ValidationError",
-    "RetentionError", "__version__",
+    "RetentionError", "__version__", "send_replicated", "Replica", "ReplicatedOutcome",
 ]
