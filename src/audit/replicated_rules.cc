@@ -84,8 +84,8 @@ void Refuse(ClaimVerdict& c, std::string reason, const std::string& id, uint64_t
   c.signed_by.clear();
 }
 
-std::string Supported(const std::vector<const ReceiptCheck*>& counted, uint64_t k, size_t members,
-                      const std::string& id) {
+std::string SupportedReason(const std::vector<const ReceiptCheck*>& counted, uint64_t k,
+                            size_t members, const std::string& id) {
   std::vector<std::string> keys, domains;
   for (size_t i = 0; i < k; ++i) {
     keys.push_back(counted[i]->key_id);
@@ -154,7 +154,7 @@ void JudgeReplicatedClaim(ClaimVerdict& c, uint64_t k, uint64_t bytes, const Sig
                       not_counted,
                   id, k);
   }
-  c.reason = Supported(counted, k, cert.members.size(), id) + not_counted;
+  c.reason = SupportedReason(counted, k, cert.members.size(), id) + not_counted;
   c.signed_by.clear();
   for (size_t i = 0; i < k; ++i) c.signed_by.push_back(counted[i]->key_id);
 }
