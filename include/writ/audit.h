@@ -274,8 +274,27 @@ struct ReceiptCheck {
   uint64_t bytes = 0;
   std::optional<uint64_t> observed_chunks;  // transport / received
   std::optional<Survives> survives;         // retained
+  // What a replicated:K judgement compares (docs/audit.md, R3-7): the delivery's rule and
+  // digest as the receipt names them, and the failure domain it signs (if any).
+  std::string rule;
+  std::string digest;
+  std::optional<std::string> failure_domain;
 };
 WRIT_EXPORT std::string_view ToString(ReceiptCheck::State value);
+
+// Revision 3, replicated:K (docs/audit.md, R3-7): the bundle's top-level "certificate"
+// (writ.replicated/1) as a signature-checking layer found it. A replicated claim is drawn
+// from its members only.
+struct CertificateCheck {
+  std::string problem;        // why the certificate itself could not be read; empty when it was
+  std::optional<uint64_t> k;  // as the certificate states it
+  // The delivery it states (id, bytes, rule, digest); members must name the same.
+  std::string delivery;
+  uint64_t bytes = 0;
+  std::string rule;
+  std::string digest;
+  std::vector<ReceiptCheck> members;  // where: "certificate.members[i]"
+};
 
 // What revision 3 found about the bundle's embedded receipts.
 struct SignatureReport {
@@ -285,8 +304,9 @@ struct SignatureReport {
   };
   bool pinned = false;  // signers restricted (--key / --trust)
   uint64_t verified = 0;
-  std::vector<std::string> keys;  // the key ids of the verified, attributed receipts
-  std::vector<Entry> receipts;    // bundle order
+  std::vector<std::string> keys;                // the key ids of the verified, attributed receipts
+  std::vector<Entry> receipts;                  // bundle order
+  std::optional<CertificateCheck> certificate;  // the bundle carries one (R3-7)
 };
 
 struct AuditReport {
@@ -321,6 +341,13 @@ WRIT_EXPORT Result<AuditReport> AuditStream(std::istream& in);
 // receipt it would be drawn from fails verification. Pure and deterministic.
 WRIT_EXPORT void ApplyReceiptChecks(AuditReport& report, const std::vector<ReceiptCheck>& checks,
                                     bool pinned);
+// The same, with the bundle's replicated:K certificate (when it carries one): a claim that
+// needs replicated:K (`durable` surviving replicated:K, `copies` K) is supported only when
+// K of its members are verified retained receipts of the claim's delivery (same id, bytes,
+// rule and digest) from K distinct keys in K distinct signed failure domains (R3-7).
+WRIT_EXPORT void ApplyReceiptChecks(AuditReport& report, const std::vector<ReceiptCheck>& checks,
+                                    bool pinned,
+                                    const std::optional<CertificateCheck>& certificate);
 
 // The writ.audit/1 document, pretty-printed, ending in a newline.
 WRIT_EXPORT std::string ReportToJson(const AuditReport& report);

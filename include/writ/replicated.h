@@ -50,4 +50,12 @@ struct ReplicatedDelivery {
 WRIT_EXPORT ReplicatedDelivery SendReplicated(const std::string& path,
                                               const ReplicatedSendOptions& options);
 
+// One writ.evidence/1 bundle of a replicated send (docs/audit.md, "Replicated deliveries"):
+// the delivery once, every replica's work completions (wr_id "replica-N/ID"), the counted
+// replicas' portions and notifications, every replica's acknowledgements and retention
+// promise, and with K counted the replicated:K promise and its claims; every replica's
+// receipts under "receipts", each replica's address, verdict and receipts under
+// "replicas", and the certificate under "certificate", which `writ audit` judges.
+WRIT_EXPORT std::string ReplicatedEvidenceBundle(const ReplicatedDelivery& delivery);
+
 }  // namespace writ

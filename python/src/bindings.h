@@ -17,5 +17,6 @@ py::tuple Answer(const Status& status, py::object value = py::none());
 void BindSender(py::module_& m);
 void BindReceiver(py::module_& m);
 void BindEvidence(py::module_& m);
+void BindReplicated(py::module_& m);
 
 }  // namespace writ::python

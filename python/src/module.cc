@@ -19,4 +19,5 @@ PYBIND11_MODULE(_writ, m) {
   writ::python::BindSender(m);
   writ::python::BindReceiver(m);
   writ::python::BindEvidence(m);
+  writ::python::BindReplicated(m);
 }

@@ -13,7 +13,10 @@ from ._errors import (Error, NotFoundError, RefusedError, RetentionError, Transp
                       UsageError, ValidationError)
 from ._evidence import audit, verify
 from ._receiver import Arrival, Delivery, Receiver, TargetDelivery
+from ._replicated import Replica, ReplicatedOutcome, send_replicated
 from ._sender import Handle, Outcome, Sender
+
+Sender.send_replicated = staticmethod(send_replicated)
 
 __version__ = _writ.version
 
@@ -21,5 +24,5 @@ __all__ = [
     "Receiver", "Sender", "Handle", "Outcome", "Delivery", "Arrival", "TargetDelivery", "audit",
     "verify", "Error",
     "NotFoundError", "UsageError", "RefusedError", "TransportError", "ValidationError",
-    "RetentionError", "__version__",
+    "RetentionError", "__version__", "send_replicated", "Replica", "ReplicatedOutcome",
 ]

@@ -69,6 +69,7 @@ class Sender:
                source: Literal["auto", "zero-copy", "staging"] = ..., max_attempts: int = ...,
                stall_timeout: float = ..., target: str | None = ...,
                target_offset: int = ..., target_pages: Sequence[int] | None = ...) -> Handle: ...
+    send_replicated: staticmethod[..., ReplicatedOutcome]  # = writ.send_replicated
     @property
     def max_in_flight(self) -> int: ...
     @property
@@ -147,3 +148,23 @@ class Receiver:
 def audit(bundle: str | bytes | os.PathLike[str] | dict[str, Any]) -> dict[str, Any]: ...
 def verify(receipt: str | bytes | os.PathLike[str] | dict[str, Any],
            key: str | os.PathLike[str] | None = ...) -> dict[str, Any]: ...
+
+class Replica:
+    address: str
+    counted: bool
+    why_not: str | None
+    outcome: Outcome | None
+
+class ReplicatedOutcome:
+    replicas: list[Replica]
+    certificate: dict[str, Any] | None
+    evidence: dict[str, Any]
+    @property
+    def counted(self) -> list[Replica]: ...
+
+def send_replicated(obj: Source | str | os.PathLike[str], k: int = ...,
+                    cluster: str | None = ..., receivers: Sequence[str] | None = ...,
+                    id: str | None = ..., replica_retention: Retention = ...,
+                    identity: str | os.PathLike[str] | None = ..., provider: str | None = ...,
+                    rule: RuleName = ..., chunk_size: int = ...,
+                    stall_timeout: float = ...) -> ReplicatedOutcome: ...

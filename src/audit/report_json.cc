@@ -6,22 +6,38 @@
 namespace writ::audit {
 namespace {
 
+nlohmann::ordered_json CheckJson(const ReceiptCheck& check, bool attributed) {
+  return {{"where", check.where},       {"state", ToString(check.state)}, {"rung", check.rung},
+          {"delivery", check.delivery}, {"attributed", attributed},       {"key_id", check.key_id},
+          {"problem", check.problem}};
+}
+
+// R3-7: the certificate's members as checked; each member's signed failure domain beside it.
+nlohmann::ordered_json CertificateJson(const CertificateCheck& cert) {
+  using ordered = nlohmann::ordered_json;
+  ordered members = ordered::array();
+  for (const ReceiptCheck& m : cert.members) {
+    ordered member = CheckJson(m, true);
+    member["failure_domain"] = m.failure_domain ? ordered(*m.failure_domain) : ordered();
+    members.push_back(std::move(member));
+  }
+  return ordered{{"problem", cert.problem},
+                 {"k", cert.k ? ordered(*cert.k) : ordered()},
+                 {"delivery", cert.delivery},
+                 {"members", std::move(members)}};
+}
+
 nlohmann::ordered_json SignaturesJson(const SignatureReport& sig) {
   using ordered = nlohmann::ordered_json;
   ordered receipts = ordered::array();
-  for (const SignatureReport::Entry& e : sig.receipts) {
-    receipts.push_back({{"where", e.check.where},
-                        {"state", ToString(e.check.state)},
-                        {"rung", e.check.rung},
-                        {"delivery", e.check.delivery},
-                        {"attributed", e.attributed},
-                        {"key_id", e.check.key_id},
-                        {"problem", e.check.problem}});
-  }
-  return ordered{{"pinned", sig.pinned},
-                 {"verified", sig.verified},
-                 {"keys", sig.keys},
-                 {"receipts", std::move(receipts)}};
+  for (const SignatureReport::Entry& e : sig.receipts)
+    receipts.push_back(CheckJson(e.check, e.attributed));
+  ordered out{{"pinned", sig.pinned},
+              {"verified", sig.verified},
+              {"keys", sig.keys},
+              {"receipts", std::move(receipts)}};
+  if (sig.certificate) out["certificate"] = CertificateJson(*sig.certificate);
+  return out;
 }
 
 }  // namespace

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <map>
 
+#include "audit/replicated_rules.h"
 #include "audit/sentences.h"
 #include "writ/audit.h"
 
@@ -53,8 +54,11 @@ class SignedClaimJudge {
   }
 
   void Judge(ClaimVerdict& c) const {
+    if (c.verdict != Verdict::kSupported) return;
+    if (auto k = internal::ReplicasNeeded(c); k && c.delivery)
+      return internal::JudgeReplicatedClaim(c, *k, bytes_.at(*c.delivery), sig_);
     const std::string_view rung = BackingRung(c.claim_kind);
-    if (c.verdict != Verdict::kSupported || rung.empty()) return;
+    if (rung.empty()) return;
     if (c.delivery) {
       JudgeAboutDelivery(c, rung);
     } else {
@@ -154,8 +158,14 @@ std::string_view ToString(ReceiptCheck::State value) {
 }
 
 void ApplyReceiptChecks(AuditReport& report, const std::vector<ReceiptCheck>& checks, bool pinned) {
+  ApplyReceiptChecks(report, checks, pinned, std::nullopt);
+}
+
+void ApplyReceiptChecks(AuditReport& report, const std::vector<ReceiptCheck>& checks, bool pinned,
+                        const std::optional<CertificateCheck>& certificate) {
   SignatureReport sig;
   sig.pinned = pinned;
+  sig.certificate = certificate;
   for (const ReceiptCheck& check : checks) {
     Entry e{check, false};
     for (const DeliveryReport& d : report.deliveries) e.attributed |= d.id == check.delivery;

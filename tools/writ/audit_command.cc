@@ -53,9 +53,8 @@ Result<audit::AuditReport> AuditFile(const std::string& path, const TrustedKeys&
   if (!report.ok()) return report;
   in->clear();
   in->seekg(0);
-  WRIT_ASSIGN_OR_RETURN(std::vector<audit::ReceiptCheck> checks,
-                        CheckEmbeddedReceipts(*in, trusted));
-  audit::ApplyReceiptChecks(*report, checks, trusted.pinned());
+  WRIT_ASSIGN_OR_RETURN(EmbeddedEvidence embedded, CheckEmbeddedEvidence(*in, trusted));
+  audit::ApplyReceiptChecks(*report, embedded.receipts, trusted.pinned(), embedded.certificate);
   return report;
 }
 

@@ -13,8 +13,9 @@ namespace {
 
 using json = nlohmann::json;
 
-// Builds the root's "receipts" value (and nothing else) while the whole document streams
-// past; notes each element's first duplicated key, which the built value would hide.
+// Builds the root's "receipts" and "certificate" values (and nothing else) while the whole
+// document streams past; notes each receipt's first duplicated key, and the certificate's,
+// which the built value would hide.
 class ReceiptsCollector {
  public:
   bool null() {
@@ -54,11 +55,15 @@ class ReceiptsCollector {
   }
   bool key(std::string& k) {
     if (capturing_) {
-      if (!keys_.back().insert(k).second && duplicates_.count(element_) == 0)
-        duplicates_[element_] = k;
+      if (!keys_.back().insert(k).second) {
+        if (target_ == &certificate_ && certificate_duplicate_.empty()) certificate_duplicate_ = k;
+        if (target_ == &receipts_ && duplicates_.count(element_) == 0) duplicates_[element_] = k;
+      }
       return dom_->key(k);
     }
-    armed_ = depth_ == 1 && k == "receipts";
+    armed_ = nullptr;
+    if (depth_ == 1 && k == "receipts") armed_ = &receipts_;
+    if (depth_ == 1 && k == "certificate") armed_ = &certificate_;
     return true;
   }
   bool parse_error(std::size_t, const std::string&, const nlohmann::detail::exception& e) {
@@ -67,6 +72,8 @@ class ReceiptsCollector {
   }
 
   json& receipts() { return receipts_; }
+  const json& certificate() const { return certificate_; }
+  const std::string& certificate_duplicate() const { return certificate_duplicate_; }
   const std::string& error() const { return error_; }
   const std::map<std::size_t, std::string>& duplicates() const { return duplicates_; }
 
@@ -79,17 +86,19 @@ class ReceiptsCollector {
       if (depth_ == capture_depth_ + 1) ++element_;
       return f(*dom_);
     }
-    if (armed_ && depth_ == 1) armed_ = false;  // "receipts" is not an array: nothing embedded
+    if (armed_ && depth_ == 1) armed_ = nullptr;  // a scalar: nothing embedded
     return true;
   }
   template <typename F>
   bool Open(F f) {
     if (!capturing_ && armed_ && depth_ == 1) {
       capturing_ = true;
-      armed_ = false;
+      target_ = armed_;
+      armed_ = nullptr;
       capture_depth_ = depth_;
-      receipts_ = json();
-      dom_ = std::make_unique<Dom>(receipts_, false);
+      element_ = 0;
+      *target_ = json();
+      dom_ = std::make_unique<Dom>(*target_, false);
       keys_.emplace_back();
     } else if (capturing_ && depth_ == capture_depth_ + 1) {
       ++element_;
@@ -108,19 +117,31 @@ class ReceiptsCollector {
   }
 
   std::size_t depth_ = 0, capture_depth_ = 0;
-  bool armed_ = false, capturing_ = false;
+  json* armed_ = nullptr;   // the value the next root key's value is captured into
+  json* target_ = nullptr;  // the value being captured
+  bool capturing_ = false;
   std::size_t element_ = 0;  // 1-based while capturing: the element being read
   std::unique_ptr<Dom> dom_;
   std::vector<std::set<std::string>> keys_;
   std::map<std::size_t, std::string> duplicates_;
-  json receipts_;
+  json receipts_, certificate_;
+  std::string certificate_duplicate_;
   std::string error_;
 };
 
-audit::ReceiptCheck Check(const json& element, std::size_t index, const std::string& duplicate,
-                          const TrustedKeys& trusted) {
+Status AddKeyText(const std::string& text, const std::string& source, TrustedKeys& trusted) {
+  auto key = receipt::ParsePublicKeyHex(text);
+  if (!key.ok()) return Status::InvalidArgument(source + ": " + key.status().message());
+  trusted.keys.insert(receipt::PublicKeyHex(*key));
+  return Status::Ok();
+}
+
+}  // namespace
+
+audit::ReceiptCheck CheckReceiptJson(const nlohmann::json& element, const std::string& where,
+                                     const std::string& duplicate, const TrustedKeys& trusted) {
   audit::ReceiptCheck check;
-  check.where = "receipts[" + std::to_string(index) + "]";
+  check.where = where;
   if (!duplicate.empty()) {
     check.problem = duplicate + ": duplicate key";
     return check;
@@ -134,6 +155,9 @@ audit::ReceiptCheck Check(const json& element, std::size_t index, const std::str
   check.delivery = receipt->delivery.id;
   check.bytes = receipt->delivery.bytes;
   check.observed_chunks = receipt->observed_chunks;
+  check.rule = receipt->delivery.rule;
+  check.digest = receipt->delivery.digest;
+  check.failure_domain = receipt->failure_domain;
   if (receipt->retention) check.survives = audit::Survives::Parse(receipt->retention->survives);
   if (!receipt->signature) {
     check.state = audit::ReceiptCheck::State::kNotSigned;
@@ -153,15 +177,6 @@ audit::ReceiptCheck Check(const json& element, std::size_t index, const std::str
   check.key_id = receipt->signature->key_id;
   return check;
 }
-
-Status AddKeyText(const std::string& text, const std::string& source, TrustedKeys& trusted) {
-  auto key = receipt::ParsePublicKeyHex(text);
-  if (!key.ok()) return Status::InvalidArgument(source + ": " + key.status().message());
-  trusted.keys.insert(receipt::PublicKeyHex(*key));
-  return Status::Ok();
-}
-
-}  // namespace
 
 Status AddTrustedKey(const std::string& key_or_file, TrustedKeys& trusted) {
   std::string text = key_or_file;
@@ -184,21 +199,23 @@ Status AddTrustFile(const std::string& path, TrustedKeys& trusted) {
   return Status::Ok();
 }
 
-Result<std::vector<audit::ReceiptCheck>> CheckEmbeddedReceipts(std::istream& bundle,
-                                                               const TrustedKeys& trusted) {
+Result<EmbeddedEvidence> CheckEmbeddedEvidence(std::istream& bundle, const TrustedKeys& trusted) {
   ReceiptsCollector collector;
   if (!json::sax_parse(bundle, &collector) || !collector.error().empty()) {
     return Status::Malformed("bundle: not valid JSON");
   }
-  std::vector<audit::ReceiptCheck> checks;
+  EmbeddedEvidence out;
   const json& receipts = collector.receipts();
-  if (!receipts.is_array()) return checks;
-  for (std::size_t i = 0; i < receipts.size(); ++i) {
+  for (std::size_t i = 0; receipts.is_array() && i < receipts.size(); ++i) {
     auto dup = collector.duplicates().find(i + 1);
-    checks.push_back(
-        Check(receipts[i], i, dup == collector.duplicates().end() ? "" : dup->second, trusted));
+    out.receipts.push_back(CheckReceiptJson(receipts[i], "receipts[" + std::to_string(i) + "]",
+                                            dup == collector.duplicates().end() ? "" : dup->second,
+                                            trusted));
   }
-  return checks;
+  if (!collector.certificate().is_null())
+    out.certificate =
+        CheckCertificateJson(collector.certificate(), collector.certificate_duplicate(), trusted);
+  return out;
 }
 
 }  // namespace writ::cli

@@ -59,12 +59,9 @@ Status WriteOutputs(const ReplicatedSendRequest& req, const ReplicatedDelivery& 
     if (!out) return Status::Io("cannot write the certificate to " + req.certificate);
   }
   if (!req.evidence.empty()) {
-    // One writ.evidence/1 bundle per replica tried: every replica's promise, as it stands.
-    json bundles = json::array();
-    for (const ReplicaReport& r : o.replicas)
-      bundles.push_back(json::parse(OutcomeToEvidenceBundle(r.outcome), nullptr, false));
+    // One writ.evidence/1 bundle: every replica's evidence and promise, and the certificate.
     std::ofstream out(req.evidence);
-    out << bundles.dump(2) << '\n';
+    out << ReplicatedEvidenceBundle(o);
     if (!out) return Status::Io("cannot write evidence to " + req.evidence);
   }
   return Status::Ok();

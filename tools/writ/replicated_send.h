@@ -16,7 +16,7 @@ struct ReplicatedSendRequest {
   std::string cluster;          // etcd URL, or
   std::string to;               // A,B,C
   std::string certificate;      // write the certificate here
-  std::string evidence;         // write an evidence bundle per replica: EVIDENCE (a JSON array)
+  std::string evidence;         // write one evidence bundle of every replica and the certificate
   uint32_t stall_seconds = 10;  // a replica without progress this long is replaced
   bool json = false;
 };
