@@ -95,7 +95,8 @@ Result<InboundRun*> Connection::AdmitAddressed(const protocol::Announce& a) {
   }
   auto digest = core_.digests->Open(a.rule, a.bytes, [inbox = inbox_] { inbox->Wake(); });
   if (!digest.ok()) return refuse(ReasonFor(digest.status()), digest.status().message());
-  auto writer = std::make_unique<ExposedWriter>(std::move(claim).value(), a.delivery_id);
+  auto writer =
+      std::make_unique<ExposedWriter>(std::move(claim).value(), a.delivery_id, &core_.metrics);
   ExposedWriter* exposed = writer.get();
   auto delivery =
       std::make_unique<InboundDelivery>(a, std::move(digest).value(), std::move(writer));

@@ -33,13 +33,21 @@ Result<uint8_t*> ExposedWriter::Placement(uint64_t offset, uint64_t length) {
 // Piece by contiguous piece of the buffer (a page list's pages need not be adjacent).
 Status ExposedWriter::Write(uint64_t offset, std::span<const uint8_t> bytes) {
   WRIT_RETURN_IF_ERROR(InRange(offset, bytes.size()));
+  uint64_t in_place = 0;
+  uint64_t copied = 0;
   while (!bytes.empty()) {
     const uint64_t piece = claim_->ContiguousFrom(offset, bytes.size());
     uint8_t* at = claim_->At(offset);
-    if (bytes.data() != at) std::memcpy(at, bytes.data(), piece);
+    if (bytes.data() != at) {
+      std::memcpy(at, bytes.data(), piece);
+      copied += piece;
+    } else {
+      in_place += piece;
+    }
     bytes = bytes.subspan(piece);
     offset += piece;
   }
+  if (metrics_ != nullptr) metrics_->ExposedBytes(in_place, copied);
   return Status::Ok();
 }
 

@@ -11,14 +11,17 @@
 #include <string>
 
 #include "receiver/exposed_targets.h"
+#include "receiver/metrics.h"
 #include "store/store.h"
 
 namespace writ::receiver {
 
 class ExposedWriter : public store::PayloadWriter {
  public:
-  ExposedWriter(std::unique_ptr<TargetClaim> claim, std::string delivery_id)
-      : claim_(std::move(claim)), delivery_id_(std::move(delivery_id)) {}
+  // `metrics`: counts the bytes consumed in place and copied (may be null).
+  ExposedWriter(std::unique_ptr<TargetClaim> claim, std::string delivery_id,
+                Metrics* metrics = nullptr)
+      : claim_(std::move(claim)), delivery_id_(std::move(delivery_id)), metrics_(metrics) {}
   // Told last, once the run's windows are gone (InboundDelivery's order).
   ~ExposedWriter() override;
 
@@ -39,6 +42,7 @@ class ExposedWriter : public store::PayloadWriter {
 
   std::unique_ptr<TargetClaim> claim_;
   std::string delivery_id_;
+  Metrics* metrics_;
   std::string why_ = "the delivery ended before its bytes were validated";
   bool validated_ = false;
 };

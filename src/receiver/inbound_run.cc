@@ -227,6 +227,7 @@ RunStep InboundRun::GrantOne(LiveWindow live, uint8_t* pool_data) {
                   "storing delivery " + id_ + " failed: " + placement.status().message());
   }
   if (!region.ok()) return Refuse(RefuseReason::kInternal, region.status().message());
+  core_.metrics.WindowRegistered();
   // A window placed in the store's memory exposed none of the pool's bytes.
   if (live.data == pool_data) live.pool.Expose(live.length);
   live.region = std::move(region).value();

@@ -124,6 +124,16 @@ void Metrics::RenderDeliveries(std::string& out) const {
   Header(out, "writ_received_bytes_total", "counter",
          "Bytes of deliveries whose every chunk landed (the received rung).");
   Sample(out, "writ_received_bytes_total", "", received_bytes_.load(kRelaxed));
+  Header(out, "writ_windows_registered_total", "counter",
+         "Windows registered for deliveries' chunks (one memory registration each).");
+  Sample(out, "writ_windows_registered_total", "", windows_registered_.load(kRelaxed));
+  Header(out, "writ_exposed_bytes_total", "counter",
+         "Bytes of addressed deliveries consumed in the application's buffer, by how: where "
+         "they landed (in_place) or copied into it (copied).");
+  Sample(out, "writ_exposed_bytes_total", Label("how", "in_place"),
+         exposed_in_place_bytes_.load(kRelaxed));
+  Sample(out, "writ_exposed_bytes_total", Label("how", "copied"),
+         exposed_copied_bytes_.load(kRelaxed));
 }
 
 void Metrics::RenderRefusals(std::string& out) const {

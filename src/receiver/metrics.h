@@ -59,6 +59,14 @@ class Metrics {
   void Refused(protocol::RefuseReason reason);
   void StoreCommitted(RetentionClass retention, double seconds);
   void Scrubbed(ScrubResult result) { Count(scrubs_[static_cast<size_t>(result)]); }
+  // A window registered for a delivery's chunks (one memory registration).
+  void WindowRegistered() { Count(windows_registered_); }
+  // Bytes of an addressed delivery consumed where they landed in the application's buffer,
+  // or copied into it (ExposedWriter::Write).
+  void ExposedBytes(uint64_t in_place, uint64_t copied) {
+    if (in_place > 0) exposed_in_place_bytes_.fetch_add(in_place, kRelaxed);
+    if (copied > 0) exposed_copied_bytes_.fetch_add(copied, kRelaxed);
+  }
 
   std::string Render(const MetricGauges& gauges) const;
 
@@ -73,6 +81,9 @@ class Metrics {
   // [outcome][rung: none, received, validated, processed, retained][class - 1]
   std::array<std::array<std::array<std::atomic<uint64_t>, 3>, 5>, kOutcomes> deliveries_{};
   std::atomic<uint64_t> received_bytes_{0};
+  std::atomic<uint64_t> windows_registered_{0};
+  std::atomic<uint64_t> exposed_in_place_bytes_{0};
+  std::atomic<uint64_t> exposed_copied_bytes_{0};
   std::array<LatencyHistogram, 5> rungs_;             // by ReceiptRung (kTransport unused)
   std::array<std::atomic<uint64_t>, 16> refusals_{};  // by RefuseReason value
   std::array<LatencyHistogram, 3> commits_;           // by RetentionClass - 1

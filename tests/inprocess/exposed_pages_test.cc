@@ -4,6 +4,8 @@
 // back from the application's buffer), what the sender was told and what the callback heard.
 #include <gtest/gtest.h>
 
+#include <cstring>
+
 #include "exposed_support.h"
 #include "protocol/codec.h"
 #include "receiver/target_pages.h"
@@ -105,6 +107,28 @@ TEST_F(ExposedTargetPages, APageListLandsInItsPagesInListOrderValidatedInPlace) 
   EXPECT_TRUE(told.ok) << told.why;
   EXPECT_EQ(told.pages, pages);
   EXPECT_EQ(told.bytes, bytes.size());
+}
+
+// The receiver copies nothing into the application's buffer: every window was the buffer,
+// so its bytes are consumed where they landed, and the metrics say so (issue 32's bench
+// reads these counters).
+TEST_F(ExposedTargetPages, APageListIsConsumedWhereItLandedAndCountedAsNoCopy) {
+  ExposePaged();
+  auto link = rig_.OpenLink();
+  ASSERT_TRUE(link.ok()) << link.status().ToString();
+  const auto bytes = PatternBytes(16, 4 * kKvPage);
+  const DeliveryOutcome out = rig_.Deliver(**link, bytes, IntoPages("in-place", {9, 3, 4, 40}));
+  ASSERT_TRUE(out.status.ok()) << out.status.ToString();
+  const std::string text = rig_.receiver().MetricsText();
+  EXPECT_NE(text.find("writ_exposed_bytes_total{how=\"copied\"} 0\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("writ_exposed_bytes_total{how=\"in_place\"} " + std::to_string(bytes.size()) +
+                      "\n"),
+            std::string::npos)
+      << text;
+  // Pages 9 | 3-4 | 40: three breaks in the buffer, a window (a registration) each at least.
+  const size_t at = text.find("writ_windows_registered_total ");
+  ASSERT_NE(at, std::string::npos) << text;
+  EXPECT_GE(std::stoull(text.substr(at + std::strlen("writ_windows_registered_total "))), 3u);
 }
 
 // One registration per window, and a window never spans a break in the list: eight pages

@@ -46,6 +46,10 @@ TEST(Metrics, CountersMoveAndAreExposedWithTheirLabels) {
   metrics.Refused(protocol::RefuseReason::kValidation);
   metrics.Refused(protocol::RefuseReason::kShuttingDown);
   metrics.Scrubbed(ScrubResult::kQuarantined);
+  metrics.WindowRegistered();
+  metrics.WindowRegistered();
+  metrics.ExposedBytes(1 << 20, 0);
+  metrics.ExposedBytes(0, 512);
   const std::string text = metrics.Render(MetricGauges{8, 3, 2, 1 << 20, 4096});
   EXPECT_TRUE(Has(
       text, "writ_deliveries_total{outcome=\"retained\",rung=\"retained\",class=\"power-loss\"} 2"))
@@ -55,6 +59,9 @@ TEST(Metrics, CountersMoveAndAreExposedWithTheirLabels) {
   EXPECT_TRUE(
       Has(text, "writ_deliveries_total{outcome=\"refused\",rung=\"none\",class=\"volatile\"} 0"));
   EXPECT_TRUE(Has(text, "writ_received_bytes_total 4196"));
+  EXPECT_TRUE(Has(text, "writ_windows_registered_total 2"));
+  EXPECT_TRUE(Has(text, "writ_exposed_bytes_total{how=\"in_place\"} 1048576"));
+  EXPECT_TRUE(Has(text, "writ_exposed_bytes_total{how=\"copied\"} 512"));
   EXPECT_TRUE(Has(text, "writ_refusals_total{reason=\"validation\"} 1"));
   EXPECT_TRUE(Has(text, "writ_refusals_total{reason=\"auth\"} 0"));
   EXPECT_TRUE(Has(text, "writ_refusals_total{reason=\"shutting_down\"} 1"));
@@ -144,7 +151,8 @@ TEST(Metrics, EveryFamilyHasHelpAndTypeBeforeItsSamples) {
   for (const char* family :
        {"writ_deliveries_total", "writ_received_bytes_total", "writ_rung_latency_seconds",
         "writ_refusals_total", "writ_store_commit_seconds", "writ_scrub_results_total",
-        "writ_windows_in_use", "writ_volatile_capacity_used_bytes"}) {
+        "writ_windows_in_use", "writ_volatile_capacity_used_bytes", "writ_windows_registered_total",
+        "writ_exposed_bytes_total"}) {
     EXPECT_TRUE(typed.count(family)) << family;
   }
 }
