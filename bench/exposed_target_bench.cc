@@ -8,9 +8,11 @@
 // sender and receiver together). bench/exposed_target runs it beside raw fi_write.
 //
 //   exposed_target_bench [--provider tcp] [--blocks 1000] [--block-size 256KiB]
-//                        [--page-size 256KiB] [--in-flight 64] [--json]
+//                        [--page-size 256KiB] [--in-flight 64] [--buffer-blocks N] [--json]
 // Pages of a block are scattered over the buffer (shuffled, as a KV allocator hands them
-// out); each block's pages are its own, so no two deliveries overlap.
+// out). The buffer holds --buffer-blocks blocks (default: all of --blocks, each block's
+// pages its own); fewer reuse them, block b in the pages of block b mod N, which needs N
+// well above --in-flight (two deliveries into the same pages at once are refused).
 #include <sys/resource.h>
 #include <writ/receiver.h>
 #include <writ/sender.h>
@@ -62,6 +64,7 @@ struct BenchFlags {
   uint64_t block_size = 256 << 10;
   uint64_t page_size = 256 << 10;
   uint32_t in_flight = 64;
+  uint64_t buffer_blocks = 0;  // 0: --blocks
   bool json = false;
 };
 
@@ -94,10 +97,13 @@ bool ParseFlags(int argc, char** argv, BenchFlags& f) {
       f.page_size = ParseBytes(v);
     } else if (a == "--in-flight") {
       f.in_flight = static_cast<uint32_t>(std::stoul(v));
+    } else if (a == "--buffer-blocks") {
+      f.buffer_blocks = std::stoull(v);
     } else {
       return false;
     }
   }
+  if (f.buffer_blocks == 0 || f.buffer_blocks > f.blocks) f.buffer_blocks = f.blocks;
   return f.blocks > 0 && f.page_size > 0 && f.block_size % f.page_size == 0 && f.in_flight > 0;
 }
 
@@ -242,15 +248,15 @@ nlohmann::json Report(const BenchFlags& f, const RunResult& run, const ReceiverC
 
 int Bench(const BenchFlags& f) {
   const uint64_t pages_per_block = f.block_size / f.page_size;
-  std::vector<uint8_t> cache(f.blocks * f.block_size, 0x5a);  // the application's KV cache
-  Told told;                                                  // outlives the receiver
+  std::vector<uint8_t> cache(f.buffer_blocks * f.block_size, 0x5a);  // the KV cache
+  Told told;                                                         // outlives the receiver
   auto receiver = writ::Receiver::Start(ReceiverFor(f));
   if (!receiver.ok()) {
     std::fprintf(stderr, "receiver: %s\n", receiver.status().ToString().c_str());
     return 1;
   }
   writ::ExposeOptions expose;
-  expose.pages = writ::PageGeometry{f.page_size, f.blocks * pages_per_block};
+  expose.pages = writ::PageGeometry{f.page_size, f.buffer_blocks * pages_per_block};
   expose.on_delivery = [&told](const writ::TargetDelivery& d) { told.On(d); };
   if (writ::Status s = (*receiver)->Expose("kv", cache, expose); !s.ok()) {
     std::fprintf(stderr, "expose: %s\n", s.ToString().c_str());
@@ -269,7 +275,7 @@ int Bench(const BenchFlags& f) {
   std::vector<std::vector<uint8_t>> sources(f.in_flight, std::vector<uint8_t>(f.block_size));
   std::mt19937_64 gen(1);
   for (auto& s : sources) std::generate(s.begin(), s.end(), [&gen] { return uint8_t(gen()); });
-  const auto table = BlockTable(f.blocks, pages_per_block);
+  const auto table = BlockTable(f.buffer_blocks, pages_per_block);
   const uint64_t warm = std::min<uint64_t>(f.in_flight, f.blocks);
   const RunResult warmed = Deliver(**sender, sources, table, warm, 0);
   if (!told.Await(warm)) std::fprintf(stderr, "exposed_target_bench: warm-up not told\n");
@@ -298,7 +304,8 @@ int main(int argc, char** argv) {
   if (!ParseFlags(argc, argv, flags)) {
     std::fprintf(stderr,
                  "usage: exposed_target_bench [--provider tcp] [--blocks 1000] "
-                 "[--block-size 256KiB] [--page-size 256KiB] [--in-flight 64] [--json]\n");
+                 "[--block-size 256KiB] [--page-size 256KiB] [--in-flight 64] [--buffer-blocks N] "
+                 "[--json]\n");
     return 2;
   }
   return Bench(flags);

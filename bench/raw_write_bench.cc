@@ -5,9 +5,11 @@
 // nodes in one process (the target's progress loop on its own thread).
 //
 //   raw_write_bench [--providers tcp,tcp;ofi_rxm,shm] [--levels default,delivery]
-//                   [--bytes 1GiB] [--size 8MiB] [--depth 4] [--fresh] [--json]
+//                   [--bytes 1GiB] [--size 8MiB] [--depth 4] [--fresh | --spread] [--json]
 // --fresh: the target window spans all of --bytes in never-touched memory (one offset per
 // write), the baseline for a receiver that keeps the bytes in memory.
+// --spread: the same span and offsets in memory written once before (an application's
+// buffer, allocated and touched: the baseline for deliveries into an exposed target).
 #include <sys/mman.h>
 #include <sys/resource.h>
 #include <unistd.h>
@@ -184,7 +186,7 @@ WriteRequest MakeWrite(Link& link, uint64_t id, uint64_t slot, size_t size, Comp
   return req;
 }
 
-// `fresh`: the target's window spans all of `total` in never-touched memory and every write
+// `spread`: the target's window spans all of `total` (`fresh`: never touched) and every write
 // lands at its own offset, as a delivery kept in memory does; otherwise `depth` writes
 // cycle through one warm window.
 struct RawRun {
@@ -200,9 +202,9 @@ double ProcessCpuSeconds() {
 }
 
 Result<RawRun> RawWrite(const std::string& provider, CompletionLevel level, size_t size,
-                        uint64_t total, size_t depth, bool fresh) {
+                        uint64_t total, size_t depth, bool fresh, bool spread) {
   const uint64_t writes = (total + size - 1) / size;
-  WRIT_ASSIGN_OR_RETURN(auto link, OpenLink(provider, fresh ? writes * size : size * depth,
+  WRIT_ASSIGN_OR_RETURN(auto link, OpenLink(provider, spread ? writes * size : size * depth,
                                             size * depth, depth, fresh));
   std::vector<WorkCompletion> records;
   records.reserve(64);
@@ -213,7 +215,7 @@ Result<RawRun> RawWrite(const std::string& provider, CompletionLevel level, size
     while (posted < writes && posted - completed < depth) {
       WRIT_ASSIGN_OR_RETURN(PostedWrite p, link->init->PostWrite(MakeWrite(
                                                *link, posted + 1, posted % depth, size, level,
-                                               (fresh ? posted : posted % depth) * size)));
+                                               (spread ? posted : posted % depth) * size)));
       (void)p;
       ++posted;
     }
@@ -275,7 +277,7 @@ int main(int argc, char** argv) {
     std::string a = argv[i];
     if (a == "--json")
       as_json = true;
-    else if (a == "--fresh")
+    else if (a == "--fresh" || a == "--spread")
       flags[a] = "1";
     else if (i + 1 < argc)
       flags[a] = argv[++i];
@@ -312,6 +314,7 @@ int main(int argc, char** argv) {
 
   nlohmann::json results = nlohmann::json::array();
   const bool fresh = flags.count("--fresh") > 0;
+  const bool spread = fresh || flags.count("--spread") > 0;
   const double memcpy_gbps = MemcpyGBps(size, total);
   results.push_back({{"path", "memcpy"}, {"gbps", memcpy_gbps}});
   const double fresh_gbps = FreshMemoryGBps(size, total);
@@ -328,7 +331,9 @@ int main(int argc, char** argv) {
                 fresh_gbps, fresh_gbps / memcpy_gbps);
     std::printf("%-14s %-10s %8.2f %10.2f   (memset of a 32 MiB window)\n", "window clear", "-",
                 clear_gbps, clear_gbps / memcpy_gbps);
-    if (fresh) std::printf("target window: all of --bytes, fresh memory, one offset per write\n");
+    if (spread)
+      std::printf("target window: all of --bytes, %s memory, one offset per write\n",
+                  fresh ? "fresh" : "warm");
   }
   int failures = 0;
   for (const auto& provider : Split(flags["--providers"])) {
@@ -338,7 +343,7 @@ int main(int argc, char** argv) {
         std::cerr << "unknown level " << level_name << "\n";
         return 2;
       }
-      auto run = RawWrite(provider, *level, size, total, depth, fresh);
+      auto run = RawWrite(provider, *level, size, total, depth, fresh, spread);
       auto gbps = run.ok() ? Result<double>(run->gbps) : Result<double>(run.status());
       if (!gbps.ok()) {
         ++failures;
@@ -350,6 +355,7 @@ int main(int argc, char** argv) {
       results.push_back({{"path", provider},
                          {"level", level_name},
                          {"fresh", fresh},
+                         {"spread", spread},
                          {"gbps", *gbps},
                          {"cpu_s_per_gib", run->cpu_seconds_per_gib}});
       if (!as_json) {
