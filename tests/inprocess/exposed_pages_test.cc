@@ -4,8 +4,6 @@
 // back from the application's buffer), what the sender was told and what the callback heard.
 #include <gtest/gtest.h>
 
-#include <cstring>
-
 #include "exposed_support.h"
 #include "protocol/codec.h"
 #include "receiver/target_pages.h"
@@ -126,9 +124,10 @@ TEST_F(ExposedTargetPages, APageListIsConsumedWhereItLandedAndCountedAsNoCopy) {
             std::string::npos)
       << text;
   // Pages 9 | 3-4 | 40: three breaks in the buffer, a window (a registration) each at least.
-  const size_t at = text.find("writ_windows_registered_total ");
+  const std::string sample = "\nwrit_windows_registered_total ";  // not its HELP line
+  const size_t at = text.find(sample);
   ASSERT_NE(at, std::string::npos) << text;
-  EXPECT_GE(std::stoull(text.substr(at + std::strlen("writ_windows_registered_total "))), 3u);
+  EXPECT_GE(std::stoull(text.substr(at + sample.size())), 3u);
 }
 
 // One registration per window, and a window never spans a break in the list: eight pages
