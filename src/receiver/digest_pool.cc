@@ -86,7 +86,8 @@ DigestStream::DigestStream(DigestPool& pool, Rule rule, uint64_t total_bytes,
   }
 }
 
-void DigestStream::Submit(uint64_t token, uint64_t offset, std::span<const uint8_t> bytes) {
+void DigestStream::Submit(uint64_t token, uint64_t offset, std::span<const uint8_t> bytes,
+                          Where where) {
   bool done_now = false;
   {
     MutexLock lock(mu_);
@@ -96,10 +97,12 @@ void DigestStream::Submit(uint64_t token, uint64_t offset, std::span<const uint8
       done_now = true;
     } else if (tree_) {
       done_now = !SubmitTree(token, offset, bytes);
-    } else if (bytes.size() <= kInlineDigestBytes && !lane_running_ && lane_queue_.empty()) {
-      // Small and next in order: digested here, on the connection's thread, which takes it
-      // from TakeDone in this same pass. A pool job would cost two thread wake-ups (the
-      // pool's and the connection's) for well under a microsecond of hashing.
+    } else if (where == Where::kHereIfSmall && bytes.size() <= kInlineDigestBytes &&
+               !lane_running_ && lane_queue_.empty()) {
+      // A ring slot's copy, next in order: digested here, on the connection's thread, which
+      // takes it from TakeDone in this same pass. A pool job would cost two thread wake-ups
+      // (the pool's and the connection's) for well under a microsecond of hashing. Windows
+      // of a large delivery stay on the pool, where they digest side by side.
       reads_started_.fetch_add(1);
       lane_->Update(bytes);
       reads_finished_.fetch_add(1);

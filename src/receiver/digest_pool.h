@@ -66,13 +66,15 @@ class DigestStream : public std::enable_shared_from_this<DigestStream> {
                std::unique_ptr<vocabulary::Digester> lane,
                std::unique_ptr<vocabulary::Digester> root, std::function<void()> wake);
 
-  // Sequential rules: a range this small, with nothing queued before it, is digested by
-  // Submit itself (a ring slot's copy is at most this long).
+  // kHereIfSmall, sequential rules: a range this small, with nothing queued before it, is
+  // digested by Submit itself (a ring slot's copy is at most this long).
   static constexpr size_t kInlineDigestBytes = 64 * 1024;
+  enum class Where { kPool, kHereIfSmall };
 
   // The delivery's bytes at `offset`, in order of offset (the connection's thread). Reported
-  // by TakeDone as `token` once digested whole; at once when digested inline, without a wake.
-  void Submit(uint64_t token, uint64_t offset, std::span<const uint8_t> bytes);
+  // by TakeDone as `token` once digested whole; at once when digested here, without a wake.
+  void Submit(uint64_t token, uint64_t offset, std::span<const uint8_t> bytes,
+              Where where = Where::kPool);
   // The tokens digested whole since the last call.
   std::vector<uint64_t> TakeDone();
   // Everything submitted has been digested.

@@ -96,7 +96,7 @@ Status InboundDelivery::ConsumeCopy(std::vector<uint8_t> bytes) {
   }
   copy_ = std::move(bytes);
   WRIT_RETURN_IF_ERROR(writer_->Write(0, copy_));
-  digest_->Submit(0, 0, copy_);
+  digest_->Submit(0, 0, copy_, DigestStream::Where::kHereIfSmall);
   received_ = chunks_;
   next_consume_chunk_ = chunks_;
   return Status::Ok();

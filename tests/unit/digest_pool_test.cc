@@ -87,9 +87,9 @@ TEST(DigestPool, DeliveriesDigestSideBySide) {
   }
 }
 
-// Issue 26: a small delivery runs to completion on the connection's thread. Its bytes are
-// digested by Submit itself, reported at once, and nobody is woken; a larger range, or one
-// queued behind another, still goes to the pool.
+// Issue 26: a small delivery runs to completion on the connection's thread. Its ring copy
+// is digested by Submit itself, reported at once, and nobody is woken; a larger copy, or a
+// window of the same size, still goes to the pool.
 TEST(DigestPool, ASmallRangeNextInOrderIsDigestedBySubmitWithoutAWake) {
   const std::vector<uint8_t> data =
       writ::testing::RandomBytes(11, 2 * DigestStream::kInlineDigestBytes);
@@ -99,19 +99,23 @@ TEST(DigestPool, ASmallRangeNextInOrderIsDigestedBySubmitWithoutAWake) {
   std::atomic<int> wakes = 0;
   const auto small = std::span(data).first(4096);
   auto stream = (*pool)->Open(Rule::kXxh3_128, small.size(), [&wakes] { ++wakes; }).value();
-  stream->Submit(7, 0, small);
+  stream->Submit(7, 0, small, DigestStream::Where::kHereIfSmall);
   EXPECT_EQ(stream->TakeDone(), std::vector<uint64_t>{7}) << "done when Submit returns";
   EXPECT_EQ(wakes.load(), 0) << "the connection's own thread needs no wake-up";
   EXPECT_EQ(stream->Finish(), *vocabulary::DigestOf(Rule::kXxh3_128, small));
 
   const auto large = std::span(data).first(DigestStream::kInlineDigestBytes + 1);
   auto queued = (*pool)->Open(Rule::kXxh3_128, large.size(), [&wakes] { ++wakes; }).value();
-  queued->Submit(1, 0, large);
+  queued->Submit(1, 0, large, DigestStream::Where::kHereIfSmall);
   EXPECT_TRUE(queued->TakeDone().empty()) << "a range over the limit waits for the pool";
+  auto window = (*pool)->Open(Rule::kXxh3_128, small.size(), [&wakes] { ++wakes; }).value();
+  window->Submit(2, 0, small);
+  EXPECT_TRUE(window->TakeDone().empty()) << "a small window is digested on the pool";
   gate.Open();
   Drain(**pool);  // the job, its wake-up included, ran before this (one worker, in order)
   EXPECT_EQ(queued->TakeDone(), std::vector<uint64_t>{1});
-  EXPECT_EQ(wakes.load(), 1) << "the pool wakes the connection for it";
+  EXPECT_EQ(window->TakeDone(), std::vector<uint64_t>{2});
+  EXPECT_EQ(wakes.load(), 2) << "the pool wakes the connection for each";
   EXPECT_EQ(queued->Finish(), *vocabulary::DigestOf(Rule::kXxh3_128, large));
 }
 
