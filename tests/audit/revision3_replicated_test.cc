@@ -42,8 +42,8 @@ CertificateCheck Certificate(std::vector<ReceiptCheck> members) {
   return c;
 }
 
-AuditReport AuditWith(const std::vector<ReceiptCheck>& receipts,
-                      const std::optional<CertificateCheck>& certificate) {
+AuditReport AuditReplicated(const std::vector<ReceiptCheck>& receipts,
+                            const std::optional<CertificateCheck>& certificate) {
   auto bundle = ParseBundle(kReplicatedBundle);
   EXPECT_TRUE(bundle.ok()) << bundle.status().ToString();
   AuditReport report = Audit(*bundle);
@@ -53,7 +53,7 @@ AuditReport AuditWith(const std::vector<ReceiptCheck>& receipts,
   return report;
 }
 
-bool Has(const std::string& text, const std::string& words) {
+bool ReplicatedSays(const std::string& text, const std::string& words) {
   return text.find(words) != std::string::npos;
 }
 
@@ -62,58 +62,63 @@ void ExpectRefused(const AuditReport& report, const std::string& why) {
   for (const char* id : {"c1", "c2"}) {
     const ClaimVerdict& c = ClaimById(report, id);
     EXPECT_EQ(c.verdict, Verdict::kNotSupported) << id << ": " << c.reason;
-    EXPECT_TRUE(Has(c.reason, why)) << id << ": " << c.reason;
-    EXPECT_TRUE(Has(c.question, "2 receivers in distinct failure domains")) << c.question;
+    EXPECT_TRUE(ReplicatedSays(c.reason, why)) << id << ": " << c.reason;
+    EXPECT_TRUE(ReplicatedSays(c.question, "2 receivers in distinct failure domains"))
+        << c.question;
     EXPECT_TRUE(c.signed_by.empty());
   }
 }
 
 TEST(Revision3Replicated, KVerifiedMembersInDistinctDomainsSupportTheClaimsAndSayWhatIsNot) {
   const AuditReport report =
-      AuditWith({}, Certificate({Member(0, "k1", "rack-a"), Member(1, "k2", "rack-b")}));
+      AuditReplicated({}, Certificate({Member(0, "k1", "rack-a"), Member(1, "k2", "rack-b")}));
   for (const char* id : {"c1", "c2"}) {
     const ClaimVerdict& c = ClaimById(report, id);
     EXPECT_EQ(c.verdict, Verdict::kSupported) << id << ": " << c.reason;
     EXPECT_EQ(c.signed_by, (std::vector<std::string>{"k1", "k2"}));
-    EXPECT_TRUE(Has(c.reason, "survives the loss of any 1 of those receivers")) << c.reason;
-    EXPECT_TRUE(Has(c.reason, "Not established: that failures inside one domain")) << c.reason;
-    EXPECT_TRUE(Has(c.reason, "that no receiver lied")) << c.reason;
+    EXPECT_TRUE(ReplicatedSays(c.reason, "survives the loss of any 1 of those receivers"))
+        << c.reason;
+    EXPECT_TRUE(ReplicatedSays(c.reason, "Not established: that failures inside one domain"))
+        << c.reason;
+    EXPECT_TRUE(ReplicatedSays(c.reason, "that no receiver lied")) << c.reason;
   }
   const std::string json = ReportToJson(report);
-  EXPECT_TRUE(Has(json, "\"failure_domain\": \"rack-b\"")) << json;
+  EXPECT_TRUE(ReplicatedSays(json, "\"failure_domain\": \"rack-b\"")) << json;
 }
 
 TEST(Revision3Replicated, AMemberRemovedLeavesFewerThanK) {
-  ExpectRefused(AuditWith({}, Certificate({Member(0, "k1", "rack-a")})),
+  ExpectRefused(AuditReplicated({}, Certificate({Member(0, "k1", "rack-a")})),
                 "Only 1 of the certificate's 1 members count toward replicated:2");
 }
 
 TEST(Revision3Replicated, ADuplicatedKeyIsCountedOnce) {
-  ExpectRefused(AuditWith({}, Certificate({Member(0, "k1", "rack-a"), Member(1, "k1", "rack-b")})),
-                "certificate.members[1] key k1 already counted (certificate.members[0])");
+  ExpectRefused(
+      AuditReplicated({}, Certificate({Member(0, "k1", "rack-a"), Member(1, "k1", "rack-b")})),
+      "certificate.members[1] key k1 already counted (certificate.members[0])");
 }
 
 TEST(Revision3Replicated, TwoMembersInOneDomainAreCountedOnce) {
-  ExpectRefused(AuditWith({}, Certificate({Member(0, "k1", "rack-a"), Member(1, "k2", "rack-a")})),
-                "failure domain \"rack-a\" already counted");
+  ExpectRefused(
+      AuditReplicated({}, Certificate({Member(0, "k1", "rack-a"), Member(1, "k2", "rack-a")})),
+      "failure domain \"rack-a\" already counted");
 }
 
 TEST(Revision3Replicated, ARelabelledDomainBreaksTheMembersSignature) {
   ReceiptCheck relabelled = Member(1, "", "rack-z");
   relabelled.state = ReceiptCheck::State::kInvalid;
   relabelled.problem = "signature: does not verify";
-  ExpectRefused(AuditWith({}, Certificate({Member(0, "k1", "rack-a"), relabelled})),
+  ExpectRefused(AuditReplicated({}, Certificate({Member(0, "k1", "rack-a"), relabelled})),
                 "certificate.members[1] does not verify: signature: does not verify");
 }
 
 TEST(Revision3Replicated, AMemberOfAnotherDeliveryIsNotCounted) {
   ReceiptCheck other_id = Member(1, "k2", "rack-b");
   other_id.delivery = "S";
-  ExpectRefused(AuditWith({}, Certificate({Member(0, "k1", "rack-a"), other_id})),
+  ExpectRefused(AuditReplicated({}, Certificate({Member(0, "k1", "rack-a"), other_id})),
                 "names delivery \"S\", not \"R\"");
   ReceiptCheck other_bytes = Member(1, "k2", "rack-b");
   other_bytes.digest = "d2";
-  ExpectRefused(AuditWith({}, Certificate({Member(0, "k1", "rack-a"), other_bytes})),
+  ExpectRefused(AuditReplicated({}, Certificate({Member(0, "k1", "rack-a"), other_bytes})),
                 "a receipt of another delivery");
 }
 
@@ -121,20 +126,20 @@ TEST(Revision3Replicated, UnsignedUnpinnedOrDomainlessMembersDoNotCount) {
   ReceiptCheck unpinned = Member(1, "", "rack-b");
   unpinned.state = ReceiptCheck::State::kUnpinned;
   unpinned.problem = "signed by key k9, which is not pinned";
-  ExpectRefused(AuditWith({}, Certificate({Member(0, "k1", "rack-a"), unpinned})),
+  ExpectRefused(AuditReplicated({}, Certificate({Member(0, "k1", "rack-a"), unpinned})),
                 "which is not pinned");
   ReceiptCheck no_domain = Member(1, "k2", "rack-b");
   no_domain.failure_domain.reset();
-  ExpectRefused(AuditWith({}, Certificate({Member(0, "k1", "rack-a"), no_domain})),
+  ExpectRefused(AuditReplicated({}, Certificate({Member(0, "k1", "rack-a"), no_domain})),
                 "signs no failure domain");
 }
 
 TEST(Revision3Replicated, ReceiptsWithoutACertificateShowNoCopiesButNoEvidenceStaysStated) {
   ReceiptCheck retained = Member(0, "k1", "rack-a");
   retained.where = "receipts[0]";
-  ExpectRefused(AuditWith({retained}, std::nullopt), "no replicated certificate");
+  ExpectRefused(AuditReplicated({retained}, std::nullopt), "no replicated certificate");
   // Another supplier's bundle with no signed evidence at all: stated, not signed (R3-4).
-  const AuditReport unsigned_bundle = AuditWith({}, std::nullopt);
+  const AuditReport unsigned_bundle = AuditReplicated({}, std::nullopt);
   EXPECT_EQ(ClaimById(unsigned_bundle, "c1").verdict, Verdict::kSupported);
   EXPECT_TRUE(ClaimById(unsigned_bundle, "c1").signed_by.empty());
 }
@@ -142,7 +147,7 @@ TEST(Revision3Replicated, ReceiptsWithoutACertificateShowNoCopiesButNoEvidenceSt
 TEST(Revision3Replicated, AnUnreadableCertificateSupportsNothingReplicated) {
   CertificateCheck broken;
   broken.problem = "members: expected array";
-  ExpectRefused(AuditWith({}, broken), "cannot be read: members: expected array");
+  ExpectRefused(AuditReplicated({}, broken), "cannot be read: members: expected array");
 }
 
 }  // namespace
