@@ -34,25 +34,7 @@
 #include <string>
 #include <vector>
 
-namespace {
-std::atomic<uint64_t> g_exposed_bench_allocations{0};
-}  // namespace
-
-// Every heap allocation of the process, on any thread.
-#if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wmismatched-new-delete"
-#endif
-void* operator new(size_t n) {
-  g_exposed_bench_allocations.fetch_add(1, std::memory_order_relaxed);
-  if (void* p = std::malloc(n == 0 ? 1 : n)) return p;
-  throw std::bad_alloc();
-}
-void operator delete(void* p) noexcept { std::free(p); }
-void operator delete(void* p, size_t) noexcept { std::free(p); }
-#if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC diagnostic pop
-#endif
+#include "counting_new.h"
 
 namespace {
 
@@ -137,7 +119,7 @@ struct ProcessCounts {
 
   static ProcessCounts Now() {
     ProcessCounts p;
-    p.allocations = g_exposed_bench_allocations.load(std::memory_order_relaxed);
+    p.allocations = writ_bench::CountedAllocations();
     rusage ru{};
     getrusage(RUSAGE_SELF, &ru);
     p.minor_faults = static_cast<uint64_t>(ru.ru_minflt);

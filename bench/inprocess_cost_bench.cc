@@ -31,6 +31,7 @@
 #include <vector>
 
 #include "common/pattern.h"
+#include "counting_new.h"
 #include "fabric/memory_fabric.h"
 #include "receipt/identity.h"
 #include "receiver/receiver_start.h"
@@ -39,26 +40,6 @@
 #include "sender/link.h"
 #include "sender/session.h"
 #include "writ/receiver.h"
-
-namespace {
-std::atomic<uint64_t> g_allocations{0};
-}  // namespace
-
-// Every heap allocation of the process, on any thread (the replacements pair malloc with free).
-#if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wmismatched-new-delete"
-#endif
-void* operator new(size_t n) {
-  g_allocations.fetch_add(1, std::memory_order_relaxed);
-  if (void* p = std::malloc(n == 0 ? 1 : n)) return p;
-  throw std::bad_alloc();
-}
-void operator delete(void* p) noexcept { std::free(p); }
-void operator delete(void* p, size_t) noexcept { std::free(p); }
-#if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC diagnostic pop
-#endif
 
 namespace {
 
@@ -85,7 +66,7 @@ struct Usage {
     timespec ts{};
     clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
     u.cpu_s = static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) / 1e9;
-    u.allocations = g_allocations.load(std::memory_order_relaxed);
+    u.allocations = writ_bench::CountedAllocations();
     rusage ru{};
     getrusage(RUSAGE_SELF, &ru);
     u.minor_faults = static_cast<uint64_t>(ru.ru_minflt);
