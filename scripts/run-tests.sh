@@ -8,7 +8,8 @@
 # next phase's build runs at nice 19 on what the tests leave; its output is shown when it
 # ends. The ASan stage is two phases: the tests that run real processes (long, mostly
 # waiting) first, while the rest of the ASan build (the in-process test programs) goes on
-# beside them. The fuzz stage, last, builds and tests entirely beside the ASan tests.
+# beside them. The fuzz stage, last, builds and tests entirely beside the ASan tests,
+# from the start of the process tests.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 jobs=${JOBS:-2}
@@ -97,33 +98,44 @@ bash scripts/check-format.sh || status=1
 # The release stage starts with the source checks that need no build.
 if [[ " ${stages[*]} " == *" release "* ]]; then scripts/check-function-length.sh || status=1; fi
 
-# The background build runs in its own process group (set -m), ended with the script.
+# Background jobs run in their own process groups (set -m), ended with the script.
 next_pid=""
-trap '[[ -z $next_pid ]] || kill -- -"$next_pid" 2>/dev/null || true' EXIT
+fuzz_pid=""
+trap 'for p in $next_pid $fuzz_pid; do kill -- -"$p" 2>/dev/null || true; done' EXIT
 trap 'exit 130' INT TERM
+# The fuzz stage, when it is last, is built and tested entirely in
+# the background from the start of the ASan process tests (or of the stage before it): its fuzzers and the
+# thread-safety pass are CPU work that fits in what the two-process tests leave idle (the
+# rest of the ASan build beside them takes a few minutes of their quarter hour), and
+# nothing waits on it until the end.
+last=$((${#stages[@]} - 1))
+fuzz_beside=-1
+if ((last >= 1)) && [[ ${stages[last]} == fuzz ]]; then
+  fuzz_beside=$((last - 1))
+  if ((last >= 2)) && [[ ${stages[last - 2]} == asan-processes ]]; then fuzz_beside=$((last - 2)); fi
+  unset 'stages[last]'
+fi
+fuzz_log=$(mktemp)
+start_fuzz() {
+  set -m
+  (renice -n 19 -p $BASHPID >/dev/null
+   if build_stage fuzz; then test_stage fuzz; else
+     echo "=== writ tests: fuzz build failed; its tests did not run ==="; exit 1; fi
+  ) >"$fuzz_log" 2>&1 &
+  fuzz_pid=$!
+  set +m
+}
 built=1
 build_stage "${stages[0]}" || built=0
-# The last stage, when it is the fuzz stage, is built and tested entirely in the background
-# while the stage before it tests: its fuzzers and the thread-safety pass are CPU work
-# that fits in what the two-process tests leave idle, and nothing waits on them after.
-last=$((${#stages[@]} - 1))
-whole_in_background=0
-[[ ${#stages[@]} -gt 1 && ${stages[last]} == fuzz ]] && whole_in_background=1
 for ((i = 0; i < ${#stages[@]}; i++)); do
   if ((i + 1 < ${#stages[@]})); then
     next_log=$(mktemp)
     set -m
-    if ((i + 1 == last && whole_in_background)); then
-      (renice -n 19 -p $BASHPID >/dev/null
-       if build_stage "${stages[i + 1]}"; then test_stage "${stages[i + 1]}"; else
-         echo "=== writ tests: ${stages[i + 1]} build failed; its tests did not run ==="; exit 1; fi
-      ) >"$next_log" 2>&1 &
-    else
-      (renice -n 19 -p $BASHPID >/dev/null && build_stage "${stages[i + 1]}") >"$next_log" 2>&1 &
-    fi
+    (renice -n 19 -p $BASHPID >/dev/null && build_stage "${stages[i + 1]}") >"$next_log" 2>&1 &
     next_pid=$!
     set +m
   fi
+  ((i != fuzz_beside)) || start_fuzz
   if ((built)); then
     test_stage "${stages[i]}" || status=1
   else
@@ -136,10 +148,12 @@ for ((i = 0; i < ${#stages[@]}; i++)); do
     next_pid=""
     cat "$next_log"
     rm -f "$next_log"
-    if ((i + 1 == last && whole_in_background)); then
-      ((built)) || status=1
-      break
-    fi
   fi
 done
+if [[ -n $fuzz_pid ]]; then
+  wait "$fuzz_pid" || status=1
+  fuzz_pid=""
+  cat "$fuzz_log"
+fi
+rm -f "$fuzz_log"
 exit $status
