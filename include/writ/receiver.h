@@ -227,6 +227,14 @@ struct StoredDelivery {
   std::string held_until;             // RFC 3339: the time its receipt promised; empty: none
 };
 
+// Bytes of a retained delivery read in place, in the receiver's own memory, with no copy
+// (Receiver::View). `bytes` stays valid and unchanged while `keep`, or a copy of it, lives:
+// a removal meanwhile, or the receiver stopping, leaves them until the last copy is dropped.
+struct HeldBytes {
+  std::span<const uint8_t> bytes;
+  std::shared_ptr<const void> keep;
+};
+
 // Exposed targets (docs/architecture.md, "Exposed targets"): memory the application owns,
 // under a name, that senders deliver into at an offset or, for a paged target, into a list
 // of its pages (DeliveryOptions::target, target_offset, target_pages). Each
@@ -308,6 +316,13 @@ class WRIT_EXPORT Receiver {
   // buffer in between (not re-hashed). kNotFound: not retained here; kInvalidArgument: the
   // range passes its end.
   virtual Status Read(const std::string& id, uint64_t offset, std::span<uint8_t> out) = 0;
+  // `length` bytes of a retained delivery from `offset`, in place in the receiver's memory,
+  // with no copy (HeldBytes). Possible where the range lies in one piece of memory: a
+  // volatile delivery held in the memory arena (not with a scratch directory), within one
+  // extent or in extents placed side by side. kUnsupported, naming why, otherwise (a
+  // process-restart or power-loss delivery is in a file: Read copies it); kNotFound: not
+  // retained here; kInvalidArgument: the range passes its end.
+  virtual Result<HeldBytes> View(const std::string& id, uint64_t offset, uint64_t length) = 0;
   // Exposes `buffer` (which must stay valid until Revoke returns, or the receiver stops)
   // under `name`: senders may then deliver into it at an offset. kInvalidArgument: an empty
   // name or buffer, a name exposed already, geometry larger than the buffer.

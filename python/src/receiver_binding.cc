@@ -18,6 +18,20 @@
 namespace writ::python {
 namespace {
 
+// A retained delivery's bytes in place (ReceiverHandle.view): a read-only buffer that keeps
+// them while it, or a memoryview or NumPy array made from it, lives.
+struct HeldBuffer {
+  HeldBytes held;
+};
+
+py::buffer_info HeldBufferInfo(HeldBuffer& b) {
+  static uint8_t empty = 0;  // a zero-length buffer still needs an address
+  const uint8_t* data = b.held.bytes.empty() ? &empty : b.held.bytes.data();
+  return py::buffer_info(const_cast<uint8_t*>(data), 1, py::format_descriptor<uint8_t>::format(), 1,
+                         {static_cast<py::ssize_t>(b.held.bytes.size())}, {py::ssize_t{1}},
+                         /*readonly=*/true);
+}
+
 class ReceiverHandle {
  public:
   ReceiverHandle(std::unique_ptr<Receiver> receiver, std::shared_ptr<Arrivals> arrivals)
@@ -65,6 +79,18 @@ class ReceiverHandle {
       read = receiver_ ? receiver_->Read(id, offset, buffer.bytes()) : Stopped();
     }
     return Answer(read, py::int_(buffer.bytes().size()));
+  }
+
+  // (code, message, HeldBytes): `length` bytes of `id` from `offset`, in place.
+  py::tuple View(const std::string& id, uint64_t offset, uint64_t length) {
+    Result<HeldBytes> held = Status::Ok();
+    {
+      py::gil_scoped_release nogil;
+      std::shared_lock lock(mutex_);
+      held = receiver_ ? receiver_->View(id, offset, length) : Result<HeldBytes>(Stopped());
+    }
+    if (!held.ok()) return Answer(held.status());
+    return Answer(Status::Ok(), py::cast(HeldBuffer{std::move(*held)}));
   }
 
   // (code, message, (id, retention, bytes, held until, promise broken)).
@@ -234,6 +260,9 @@ py::tuple Start(const StartArgs& args) {
 
 void BindReceiver(py::module_& m) {
   BindDelivery(m);
+  py::class_<HeldBuffer>(m, "HeldBytes", py::buffer_protocol())
+      .def_buffer(&HeldBufferInfo)
+      .def("__len__", [](const HeldBuffer& b) { return b.held.bytes.size(); });
   py::class_<ReceiverHandle>(m, "ReceiverHandle")
       .def_property_readonly("address", &ReceiverHandle::address)
       .def_property_readonly("provider", &ReceiverHandle::provider)
@@ -242,6 +271,7 @@ void BindReceiver(py::module_& m) {
       .def("held", &ReceiverHandle::Held, py::arg("id"))
       .def("read_into", &ReceiverHandle::ReadInto, py::arg("id"), py::arg("offset"),
            py::arg("target"))
+      .def("view", &ReceiverHandle::View, py::arg("id"), py::arg("offset"), py::arg("length"))
       .def("remove", &ReceiverHandle::Remove, py::arg("id"), py::arg("force"))
       .def("next_arrival", &ReceiverHandle::NextArrival, py::arg("timeout"))
       .def_property_readonly("arrivals_dropped", &ReceiverHandle::arrivals_dropped)

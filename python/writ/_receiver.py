@@ -78,6 +78,10 @@ class Arrival:
         """Receiver.read(self.id, region, out)."""
         return self._receiver.read(self.id, region=region, out=out)
 
+    def view(self, region=None):
+        """Receiver.view(self.id, region): the bytes in place, no copy."""
+        return self._receiver.view(self.id, region=region)
+
     def __repr__(self):
         return "<writ.Arrival %s: %d bytes, %s>" % (self.id, self.bytes, self.retention)
 
@@ -221,21 +225,41 @@ class Receiver:
         held = self._held_tuple(id)
         return Arrival(self, held[0], held[1], "retained", held[2], held=held)
 
+    def _range(self, verb, id, region):
+        """(offset, size) of delivery `id`, or of its region `region`."""
+        held = self._held_tuple(id)
+        lengths = list(held[5]) or [held[1]]
+        if region is None:
+            return 0, held[1]
+        if not 0 <= region < len(lengths):
+            raise UsageError("%s: %s has %d regions, no region %r"
+                             % (verb, id, len(lengths), region), code="invalid argument")
+        return sum(lengths[:region]), lengths[region]
+
+    def view(self, id, region=None):
+        """The bytes of retained delivery `id` (region k of a block list when region=k) in
+        place, in the receiver's memory, with no copy: a read-only memoryview, which
+        np.frombuffer(rx.view(id), dtype) turns into an array, still without a copy. The
+        bytes stay there, unchanged, while the view or anything made from it lives, even if
+        the delivery is removed or the receiver stops (they are then freed with the last
+        one). Only a volatile delivery held in memory can be viewed: for one held in a file
+        (process-restart, power-loss, or a receiver with a scratch directory) or in pieces
+        of memory that are not side by side, writ.UsageError (code "unsupported") says why,
+        and read() copies it."""
+        offset, size = self._range("view", id, region)
+        code, message, held = self._handle.view(id, offset, size)
+        if code == "unsupported":
+            raise UsageError("view: " + message, code=code)
+        return memoryview(checked((code, message, held)))
+
     def read(self, id, region=None, out=None):
         """The bytes of retained delivery `id` (region k of a block list when region=k),
         read from the store straight into `out` (a writable C-contiguous buffer of exactly
         that size: a NumPy array, a bytearray) or into a new bytearray; returns it.
-        np.frombuffer(rx.read(id), dtype) views the bytearray without a copy.
+        np.frombuffer(rx.read(id), dtype) views the bytearray without a copy; view(id)
+        reads without any copy where the bytes are in memory.
         A read-only or non-contiguous `out` raises writ.UsageError."""
-        held = self._held_tuple(id)
-        lengths = list(held[5]) or [held[1]]
-        if region is None:
-            offset, size = 0, held[1]
-        else:
-            if not 0 <= region < len(lengths):
-                raise UsageError("read: %s has %d regions, no region %r"
-                                 % (id, len(lengths), region), code="invalid argument")
-            offset, size = sum(lengths[:region]), lengths[region]
+        offset, size = self._range("read", id, region)
         if out is None:
             out = bytearray(size)
         try:

@@ -96,6 +96,10 @@ class ReceiverImpl : public Receiver {
   Status Read(const std::string& id, uint64_t offset, std::span<uint8_t> out) override {
     return receiver::ReadRetained(*core_.store, id, offset, out);
   }
+  Result<HeldBytes> View(const std::string& id, uint64_t offset, uint64_t length) override {
+    WRIT_ASSIGN_OR_RETURN(store::HeldView held, core_.store->View(id, offset, length));
+    return HeldBytes{held.bytes, std::move(held.keep)};
+  }
 
  private:
   // Removes what expired while the receiver was down, then starts the expiry sweep.

@@ -49,6 +49,12 @@ Status RoutingStore::Read(const std::string& id, uint64_t offset, std::span<uint
   return volatile_->Read(id, offset, out);
 }
 
+Result<HeldView> RoutingStore::View(const std::string& id, uint64_t offset, uint64_t length) {
+  auto held = durable_->View(id, offset, length);
+  if (held.ok() || held.status().code() != ErrorCode::kNotFound) return held;
+  return volatile_->View(id, offset, length);
+}
+
 Result<Removal> RoutingStore::Remove(const std::string& id, bool force, uint64_t now_ms) {
   auto removed = durable_->Remove(id, force, now_ms);
   if (removed.ok() || removed.status().code() != ErrorCode::kNotFound) return removed;

@@ -15,6 +15,7 @@
 #include "store/sync_steps.h"
 #include "writ/status.h"
 #include "writ/types.h"
+#include "writ/vocabulary.h"
 
 namespace writ::store {
 
@@ -54,6 +55,12 @@ struct RetainedDelivery {
   RetentionClass retention = RetentionClass::kVolatile;
   std::vector<std::string> receipts;  // receipt JSON, in rung order
   uint64_t held_until_ms = 0;         // promised until then (Unix ms); 0: no time promised
+};
+
+// Retained bytes read in place (Store::View): valid while `keep` lives.
+struct HeldView {
+  std::span<const uint8_t> bytes;
+  std::shared_ptr<const void> keep;
 };
 
 // One delivery being written. Dropping it without Commit discards the bytes.
@@ -109,6 +116,16 @@ class Store {
   }
   // Reads back retained bytes.
   virtual Status Read(const std::string& id, uint64_t offset, std::span<uint8_t> out) = 0;
+  // Retained bytes in place, without a copy, where this store holds them in memory
+  // (writ::Receiver::View); a store that keeps them in files answers Unsupported.
+  virtual Result<HeldView> View(const std::string& id, uint64_t offset, uint64_t length) {
+    (void)offset;
+    (void)length;
+    WRIT_ASSIGN_OR_RETURN(auto held, Lookup(id));
+    if (!held) return Status::NotFound("no retained delivery " + id);
+    return Status::Unsupported(id + " is retained " + std::string(RetentionName(held->retention)) +
+                               ", in a file, not in memory: Read copies it");
+  }
   // Removes a retained delivery (lifecycle.h): NotFound naming the id when none is held;
   // Refused while its receipt's promised time (held_until_ms) is ahead of `now_ms`, unless
   // forced. The durable store drops the row durably before it unlinks the payload, so a

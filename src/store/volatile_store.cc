@@ -93,7 +93,7 @@ class VolatileWriter : public PayloadWriter {
     entry.reserved = taken_;
     const size_t pieces = pieces_.size();
     auto holding = std::make_shared<VolatileStore::Holding>();
-    holding->store = &store_;
+    holding->owner = store_.owner_;
     holding->pieces = std::move(pieces_);  // the entry holds them now, or gives them back
     pieces_.clear();
     entry.holding = std::move(holding);
@@ -241,6 +241,10 @@ Result<std::unique_ptr<VolatileStore>> VolatileStore::Open(Options options, Env*
   }
   std::unique_ptr<VolatileStore> store(
       new VolatileStore(std::move(options.scratch_dir), options.capacity));
+  {
+    MutexLock lock(store->owner_->mu);
+    store->owner_->store = store.get();
+  }
   store->extent_bytes_ = options.extent_bytes;
   store->on_event_ = std::move(options.on_event);
   store->ttl_ = options.ttl;
@@ -269,6 +273,10 @@ VolatileStore::~VolatileStore() {
   }
   reserve_cv_.notify_all();
   if (filler_.joinable()) filler_.join();
+  {
+    MutexLock lock(owner_->mu);  // a view let go from now on gives nothing back
+    owner_->store = nullptr;
+  }
   entries_.clear();  // gives back what no read holds (none: the store is going)
   arena_.reset();    // one unmap and one close for everything
 }
@@ -490,6 +498,52 @@ Status VolatileStore::Read(const std::string& id, uint64_t offset, std::span<uin
     bytes = it->second.delivery.meta.bytes;
   }
   return ReadPieces(holding->pieces, id, bytes, offset, out);
+}
+
+VolatileStore::Holding::~Holding() {
+  MutexLock lock(owner->mu);
+  if (owner->store != nullptr) owner->store->GivePieces(pieces);
+}
+
+Result<HeldView> VolatileStore::View(const std::string& id, uint64_t offset, uint64_t length) {
+  std::shared_ptr<const Holding> holding;
+  uint64_t bytes = 0;
+  {
+    MutexLock lock(mu_);
+    auto it = entries_.find(id);
+    if (it == entries_.end()) return Status::NotFound("no retained delivery " + id);
+    holding = it->second.holding;
+    bytes = it->second.delivery.meta.bytes;
+  }
+  if (offset > bytes || length > bytes - offset) {
+    return Status::InvalidArgument("view past the end of delivery " + id + " (" +
+                                   std::to_string(bytes) + " bytes)");
+  }
+  if (!arena_->in_memory()) {
+    return Status::Unsupported(id + " is held in an unlinked file of " + dir_ +
+                               ", not in memory: Read copies it");
+  }
+  const std::vector<Piece>& pieces = holding->pieces;
+  const size_t first = static_cast<size_t>(offset / extent_bytes_);
+  const uint64_t at =
+      first < pieces.size() ? pieces[first].at + (offset - first * extent_bytes_) : 0;
+  // Delivery offsets [i * extent, ...) lie in piece i; the range is one span of memory when
+  // each piece it crosses into starts where the one before it ends.
+  for (size_t i = first; length > 0 && (i + 1) * extent_bytes_ < offset + length; ++i) {
+    if (pieces[i].at + pieces[i].length != pieces[i + 1].at) {
+      return Status::Unsupported("bytes " + std::to_string(offset) + "-" +
+                                 std::to_string(offset + length) + " of " + id +
+                                 " lie in pieces of memory that are not side by side: Read "
+                                 "copies them");
+    }
+  }
+  struct Keep {
+    std::shared_ptr<const Holding> holding;
+    std::shared_ptr<VolatileArena> arena;
+  };
+  auto keep = std::make_shared<Keep>(Keep{std::move(holding), arena_});
+  const uint8_t* start = length > 0 ? arena_->At(at) : nullptr;
+  return HeldView{std::span<const uint8_t>(start, length), std::move(keep)};
 }
 
 Status VolatileStore::DropSuperseded(const std::string& id) {

@@ -75,6 +75,10 @@ class VolatileStore : public Store {
                                                RetentionClass retention) override;
   Status AppendReceipt(const std::string& id, const std::string& receipt_json) override;
   Status Read(const std::string& id, uint64_t offset, std::span<uint8_t> out) override;
+  // In the arena's memory, when the range lies in one piece or in pieces side by side; the
+  // view keeps the delivery's memory (not its capacity) and the arena's mapping, even after
+  // a removal or the store's end.
+  Result<HeldView> View(const std::string& id, uint64_t offset, uint64_t length) override;
   // Drops the entry and gives its capacity back; its memory goes once no read holds it.
   Result<Removal> Remove(const std::string& id, bool force, uint64_t now_ms) override;
   Result<std::vector<std::string>> Expired(uint64_t now_ms) override;
@@ -95,12 +99,18 @@ class VolatileStore : public Store {
     uint64_t length = 0;
     uint64_t span = 0;
   };
+  // Where holdings give their pieces back: the store while it lives (a view may outlive it,
+  // and then its pieces go with the arena).
+  struct Owner {
+    Mutex mu;
+    VolatileStore* store GUARDED_BY(mu) = nullptr;
+  };
   // A retained delivery's pieces, given back to the arena when the last holder lets go: a
-  // Read in progress keeps them while Remove drops the entry.
+  // Read in progress, or a view, keeps them while Remove drops the entry.
   struct Holding {
-    VolatileStore* store = nullptr;
+    std::shared_ptr<Owner> owner;
     std::vector<Piece> pieces;
-    ~Holding() { store->GivePieces(pieces); }
+    ~Holding();
   };
   // A retained delivery holds no file descriptor and no mapping of its own.
   struct Entry {
@@ -147,7 +157,8 @@ class VolatileStore : public Store {
 
   std::string dir_;
   uint64_t capacity_;
-  std::unique_ptr<VolatileArena> arena_;
+  std::shared_ptr<VolatileArena> arena_;  // views share it
+  std::shared_ptr<Owner> owner_ = std::make_shared<Owner>();
   mutable Mutex mu_;
   uint64_t reserved_ GUARDED_BY(mu_) = 0;
   std::map<std::string, Entry> entries_ GUARDED_BY(mu_);
