@@ -12,7 +12,9 @@
 //                        [--mode both|oneshot|session|inflight|all] [--in-flight 64]
 //                        [--big-file PATH [--big-count 3] [--chunk-size 8MiB]]
 //                        [--source auto|zero-copy|staging] [--poll block|busy] [--ring on|off]
-//                        [--json]
+//                        [--distinct] [--json]
+// --distinct: inflight mode sends `count` different buffers (the file's bytes, each copy
+// numbered) rather than one buffer `count` times.
 // --ring off: no standing window (every delivery announced and granted), for comparison.
 // --json prints one document; its top-level median_us / p99_us / per_second are the
 // session path's (bench/compare reads median_us).
@@ -22,6 +24,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <cstring>
 #include <fstream>
 #include <iostream>
 #include <iterator>
@@ -75,11 +78,18 @@ double CpuSeconds() {
   return u.ru_utime.tv_sec + u.ru_stime.tv_sec + (u.ru_utime.tv_usec + u.ru_stime.tv_usec) / 1e6;
 }
 
-// `count` deliveries of the file's bytes submitted at once on one session.
+// `count` deliveries of the file's bytes submitted at once on one session. `distinct`: each
+// from its own copy in memory (its first 8 bytes its number), as an application sending
+// `count` different blocks has them, instead of the same cache-warm buffer every time.
 bool InFlight(const std::string& to, const std::string& file, int count, uint32_t in_flight,
-              bool ring, const std::string& run_id, nlohmann::json& doc) {
+              bool ring, bool distinct, const std::string& run_id, nlohmann::json& doc) {
   std::ifstream in(file, std::ios::binary);
   const std::vector<uint8_t> bytes((std::istreambuf_iterator<char>(in)), {});
+  std::vector<std::vector<uint8_t>> copies;
+  for (int i = 0; distinct && i < count; ++i) {
+    copies.push_back(bytes);
+    std::memcpy(copies.back().data(), &i, std::min(sizeof i, bytes.size()));
+  }
   writ::SessionOptions session_options;
   session_options.to = to;
   session_options.max_in_flight = in_flight;
@@ -102,7 +112,7 @@ bool InFlight(const std::string& to, const std::string& file, int count, uint32_
     writ::DeliveryOptions options;
     options.id = "small-" + run_id + "-inflight-" + std::to_string(i);
     options.until = writ::Rung::kValidated;
-    handles.push_back((*sender)->SubmitBytes(bytes, options));
+    handles.push_back((*sender)->SubmitBytes(distinct ? copies[i] : bytes, options));
   }
   int through_ring = 0;
   for (size_t i = 0; i < handles.size(); ++i) {
@@ -123,7 +133,8 @@ bool InFlight(const std::string& to, const std::string& file, int count, uint32_
                      {"per_second", count / seconds},
                      {"seconds", seconds},
                      {"sender_cpu_s", CpuSeconds() - cpu0},
-                     {"through_ring", through_ring}};
+                     {"through_ring", through_ring},
+                     {"distinct", distinct}};
   return true;
 }
 
@@ -134,10 +145,13 @@ int main(int argc, char** argv) {
       {"--count", "200"},   {"--mode", "both"},  {"--big-count", "3"},  {"--chunk-size", "8388608"},
       {"--source", "auto"}, {"--poll", "block"}, {"--in-flight", "64"}, {"--ring", "on"}};
   bool as_json = false;
+  bool distinct = false;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     if (a == "--json")
       as_json = true;
+    else if (a == "--distinct")
+      distinct = true;
     else if (i + 1 < argc)
       flags[a] = argv[++i];
   }
@@ -156,7 +170,7 @@ int main(int argc, char** argv) {
   if (mode == "inflight" || mode == "all") {
     if (!InFlight(flags["--to"], flags["--file"], count,
                   static_cast<uint32_t>(std::stoul(flags["--in-flight"])), flags["--ring"] != "off",
-                  run_id, doc)) {
+                  distinct, run_id, doc)) {
       return 1;
     }
   }

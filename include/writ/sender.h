@@ -191,6 +191,11 @@ class WRIT_EXPORT DeliveryHandle {
   bool Ready() const;
   // Blocks until the delivery has finished; the same outcome on every call.
   const DeliveryOutcome& Wait() const;
+  // Calls `fn` once, when the outcome is there: at once, on this thread, if it already is
+  // (or the handle is not valid); otherwise on the session's thread as the delivery ends,
+  // so `fn` should only hand the news on (it holds up every delivery in flight) and must
+  // not call into the Sender. A later call replaces a function not yet called.
+  void OnDone(std::function<void()> fn) const;
 
  private:
   std::shared_ptr<State> state_;
@@ -265,6 +270,11 @@ WRIT_EXPORT DeliveryOptions DeliveryOptionsOf(const SendOptions& options);
 WRIT_EXPORT std::string OutcomeToJson(const DeliveryOutcome& outcome, const SendOptions& options);
 WRIT_EXPORT std::string OutcomeToJson(const DeliveryOutcome& outcome,
                                       const DeliveryOptions& options);
+// The same document on one line, for a program to parse rather than a person to read: the
+// receipts are written as they were signed, not rebuilt, so it costs a fraction of the
+// indented form.
+WRIT_EXPORT std::string OutcomeToCompactJson(const DeliveryOutcome& outcome,
+                                             const DeliveryOptions& options);
 // A writ.evidence/1 bundle of what the sender observed, with only claims its evidence supports.
 WRIT_EXPORT std::string OutcomeToEvidenceBundle(const DeliveryOutcome& outcome);
 

@@ -23,63 +23,74 @@ void Pending::Abandon() {
 Pending::~Pending() = default;
 
 void Completions::Add(std::unique_ptr<Pending> pending) {
-  std::lock_guard lock(mu_);
-  queue_.push_back(std::move(pending));
-  if (idle_ == 0 && threads_.size() < max_waiters_) {
-    threads_.emplace_back([this] { Run(); });
-  } else {
-    cv_.notify_one();
+  Pending* key = pending.get();
+  {
+    std::lock_guard lock(mu_);
+    waiting_.emplace(key, std::move(pending));
+    if (!teller_.joinable()) teller_ = std::thread([this] { Run(); });
   }
+  // At once here if the delivery has already ended.
+  key->handle.OnDone([this, key] { Ended(key); });
+}
+
+void Completions::Ended(Pending* pending) {
+  {
+    std::lock_guard lock(mu_);
+    auto it = waiting_.find(pending);
+    if (it == waiting_.end()) return;
+    ended_.push_back(std::move(it->second));
+    waiting_.erase(it);
+  }
+  cv_.notify_one();
 }
 
 void Completions::Close() {
-  // A submit racing the close may add a waiter meanwhile: join until none is left.
-  for (;;) {
-    std::vector<std::thread> threads;
-    {
-      std::lock_guard lock(mu_);
-      closing_ = true;
-      threads.swap(threads_);
-    }
-    cv_.notify_all();
-    if (threads.empty()) return;
-    for (std::thread& t : threads) t.join();
+  std::thread teller;
+  {
+    std::lock_guard lock(mu_);
+    closing_ = true;
+    teller.swap(teller_);
   }
+  cv_.notify_all();
+  if (teller.joinable()) teller.join();
 }
 
 void Completions::Run() {
   for (;;) {
-    std::unique_ptr<Pending> next;
+    std::deque<std::unique_ptr<Pending>> ended;
     {
       std::unique_lock lock(mu_);
-      ++idle_;
-      cv_.wait(lock, [this] { return closing_ || !queue_.empty(); });
-      --idle_;
-      if (queue_.empty()) return;  // closing, and nothing left to tell
-      next = std::move(queue_.front());
-      queue_.pop_front();
+      cv_.wait(lock, [this] { return !ended_.empty() || (closing_ && waiting_.empty()); });
+      if (ended_.empty()) return;  // closing, and nothing left to tell
+      ended.swap(ended_);
     }
-    Tell(std::move(next));
+    Tell(ended);
   }
 }
 
-void Completions::Tell(std::unique_ptr<Pending> pending) {
-  const DeliveryOutcome& outcome = pending->handle.Wait();
-  const std::string code(ErrorCodeName(outcome.status.code()));
-  const std::string document = OutcomeToJson(outcome, pending->options);
+// The outcomes are written without the GIL, then told under one taking of it.
+void Completions::Tell(std::deque<std::unique_ptr<Pending>>& ended) {
+  std::vector<std::string> documents;
+  documents.reserve(ended.size());
+  for (const auto& pending : ended)
+    documents.push_back(OutcomeToCompactJson(pending->handle.Wait(), pending->options));
   if (Finalizing()) {
-    pending->Abandon();
+    for (auto& pending : ended) pending->Abandon();
     return;
   }
   py::gil_scoped_acquire gil;
-  try {
-    pending->on_done(code, outcome.status.message(), document);
-  } catch (py::error_already_set& e) {
-    e.discard_as_unraisable("writ: telling a submitted delivery's outcome");
-  } catch (const std::exception&) {
-    // a cast that failed: the callable was not told; nothing else to do on this thread
+  for (size_t i = 0; i < ended.size(); ++i) {
+    const DeliveryOutcome& outcome = ended[i]->handle.Wait();
+    try {
+      ended[i]->on_done(std::string(ErrorCodeName(outcome.status.code())), outcome.status.message(),
+                        documents[i]);
+    } catch (py::error_already_set& e) {
+      e.discard_as_unraisable("writ: telling a submitted delivery's outcome");
+    } catch (const std::exception&) {
+      // a cast that failed: the callable was not told; nothing else to do on this thread
+    }
+    ended[i].reset();  // the buffers and the callable, released with the GIL
   }
-  pending.reset();  // the buffers and the callable, released with the GIL
 }
 
 }  // namespace writ::python

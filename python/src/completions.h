@@ -1,9 +1,10 @@
 // Deliveries submitted from Python (Sender.submit), from submission until Python is told
 // the outcome. A Pending holds what must outlive the send: the exported buffers (their
 // objects cannot be freed or resized meanwhile, even if the caller drops them) and the
-// callable told (code, message, outcome JSON). Completions waits on each with the GIL
-// released, on a few threads of its own (at most one per delivery the session keeps in
-// flight), then takes the GIL once to tell Python and release the buffers.
+// callable told (code, message, outcome JSON). The session tells Completions as each
+// delivery ends (DeliveryHandle::OnDone, on its own thread, without the GIL); one thread
+// of Completions' own then writes the outcome and takes the GIL to tell Python and release
+// the buffers, for as many deliveries as have ended meanwhile.
 #pragma once
 
 #include <condition_variable>
@@ -11,6 +12,7 @@
 #include <memory>
 #include <mutex>
 #include <thread>
+#include <unordered_map>
 #include <vector>
 
 #include "bindings.h"
@@ -33,27 +35,27 @@ struct Pending {
 
 class Completions {
  public:
-  explicit Completions(size_t max_waiters) : max_waiters_(max_waiters == 0 ? 1 : max_waiters) {}
+  Completions() = default;
   ~Completions() { Close(); }
   Completions(const Completions&) = delete;
   Completions& operator=(const Completions&) = delete;
 
-  // With the GIL held; returns at once.
+  // With the GIL held, after `pending->handle` was submitted; returns at once.
   void Add(std::unique_ptr<Pending> pending);
-  // Waits until every delivery added was told and joins the threads: call with the GIL
+  // Waits until every delivery added was told and joins the thread: call with the GIL
   // released, after the session was closed (so every handle becomes ready).
   void Close();
 
  private:
+  void Ended(Pending* pending);  // from the session's thread
   void Run();
-  static void Tell(std::unique_ptr<Pending> pending);
+  static void Tell(std::deque<std::unique_ptr<Pending>>& ended);
 
-  const size_t max_waiters_;
   std::mutex mu_;
   std::condition_variable cv_;
-  std::deque<std::unique_ptr<Pending>> queue_;
-  std::vector<std::thread> threads_;
-  size_t idle_ = 0;
+  std::unordered_map<Pending*, std::unique_ptr<Pending>> waiting_;  // not ended yet
+  std::deque<std::unique_ptr<Pending>> ended_;                      // to be told
+  std::thread teller_;
   bool closing_ = false;
 };
 

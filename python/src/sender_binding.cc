@@ -75,8 +75,7 @@ py::tuple MakeDeliveryOptions(const std::string& id, const std::string& until,
 class Session {
  public:
   explicit Session(std::unique_ptr<Sender> sender)
-      : completions_(std::make_unique<Completions>(sender->max_in_flight())),
-        sender_(std::move(sender)) {}
+      : completions_(std::make_unique<Completions>()), sender_(std::move(sender)) {}
   ~Session() {
     py::gil_scoped_release nogil;
     (void)CloseLocked();
@@ -186,7 +185,7 @@ class Session {
 
   static py::tuple Finished(const DeliveryOutcome& outcome, const DeliveryOptions& options) {
     return py::make_tuple(std::string(ErrorCodeName(outcome.status.code())),
-                          outcome.status.message(), OutcomeToJson(outcome, options));
+                          outcome.status.message(), OutcomeToCompactJson(outcome, options));
   }
 
   // Without the GIL: every delivery in flight fails, and Python is told of each.

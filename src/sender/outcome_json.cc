@@ -168,15 +168,8 @@ void AddClaims(const DeliveryOutcome& o, audit::EvidenceBundle& bundle) {
   }
 }
 
-}  // namespace
-
-std::string OutcomeToJson(const DeliveryOutcome& o, const SendOptions& options) {
-  return OutcomeToJson(o, DeliveryOptionsOf(options));
-}
-
-std::string OutcomeToJson(const DeliveryOutcome& o, const DeliveryOptions& options) {
-  json receipts = json::array();
-  for (const auto& r : o.receipts) receipts.push_back(json::parse(ReceiptToJson(r)));
+// The --json document but its receipts.
+json OutcomeWithoutReceipts(const DeliveryOutcome& o, const DeliveryOptions& options) {
   json wcs = json::array();
   for (const auto& wc : o.work_completions) wcs.push_back(WorkCompletionJson(wc));
   json reached{
@@ -194,7 +187,6 @@ std::string OutcomeToJson(const DeliveryOutcome& o, const DeliveryOptions& optio
         {"digest", o.delivery.digest}}},
       {"context", ContextJson(o.context)},
       {"work_completions", wcs},
-      {"receipts", receipts},
       {"reached", reached},
       {"requested",
        {{"rung", std::string(writ::RungName(options.until))},
@@ -209,7 +201,33 @@ std::string OutcomeToJson(const DeliveryOutcome& o, const DeliveryOptions& optio
     out["error"] = {{"kind", std::string(ErrorCodeName(o.status.code()))},
                     {"message", o.status.message()}};
   }
+  return out;
+}
+
+}  // namespace
+
+std::string OutcomeToJson(const DeliveryOutcome& o, const SendOptions& options) {
+  return OutcomeToJson(o, DeliveryOptionsOf(options));
+}
+
+std::string OutcomeToJson(const DeliveryOutcome& o, const DeliveryOptions& options) {
+  json out = OutcomeWithoutReceipts(o, options);
+  json receipts = json::array();
+  for (const auto& r : o.receipts) receipts.push_back(json::parse(ReceiptToJson(r)));
+  out["receipts"] = std::move(receipts);
   return out.dump(2);
+}
+
+std::string OutcomeToCompactJson(const DeliveryOutcome& o, const DeliveryOptions& options) {
+  std::string text = OutcomeWithoutReceipts(o, options).dump();
+  text.pop_back();  // the closing brace: the receipts join as the last member
+  text += ",\"receipts\":[";
+  for (size_t i = 0; i < o.receipts.size(); ++i) {
+    if (i > 0) text += ',';
+    text += ReceiptToJson(o.receipts[i]);
+  }
+  text += "]}";
+  return text;
 }
 
 std::string OutcomeToEvidenceBundle(const DeliveryOutcome& o) {

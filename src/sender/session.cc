@@ -9,12 +9,26 @@
 namespace writ {
 
 void DeliveryHandle::State::Set(DeliveryOutcome out) {
+  std::function<void()> tell;
   {
     MutexLock lock(mu_);
     out_ = std::move(out);
     done_ = true;
+    tell = std::move(on_done_);
   }
   done_cv_.notify_all();
+  if (tell) tell();
+}
+
+void DeliveryHandle::State::OnDone(std::function<void()> fn) {
+  {
+    MutexLock lock(mu_);
+    if (!done_) {
+      on_done_ = std::move(fn);
+      return;
+    }
+  }
+  fn();
 }
 
 bool DeliveryHandle::State::Ready() const {
@@ -29,6 +43,14 @@ const DeliveryOutcome& DeliveryHandle::State::Wait() const {
 }
 
 bool DeliveryHandle::Ready() const { return state_ != nullptr && state_->Ready(); }
+
+void DeliveryHandle::OnDone(std::function<void()> fn) const {
+  if (state_ == nullptr) {
+    fn();
+    return;
+  }
+  state_->OnDone(std::move(fn));
+}
 
 const DeliveryOutcome& DeliveryHandle::Wait() const {
   static const DeliveryOutcome invalid = [] {

@@ -33,11 +33,13 @@ class DeliveryHandle::State {
   void Set(DeliveryOutcome out);
   bool Ready() const;
   const DeliveryOutcome& Wait() const;
+  void OnDone(std::function<void()> fn);
 
  private:
   mutable Mutex mu_;
   mutable std::condition_variable done_cv_;
   bool done_ GUARDED_BY(mu_) = false;
+  std::function<void()> on_done_ GUARDED_BY(mu_);
   DeliveryOutcome out_ GUARDED_BY(mu_);
 };
 

@@ -95,6 +95,26 @@ TEST(MemoryDelivery, AWrongKeyIsAnErrorRecordAtTheWriterAndNothingIsClaimed) {
   EXPECT_EQ(rig.fabric().counts().notifications, 0u);
 }
 
+// The one-line document (what the Python package parses) says what the indented one does,
+// for a delivery that reached retained and for one that failed.
+TEST(MemoryDelivery, TheCompactOutcomeDocumentIsTheIndentedOneOnOneLine) {
+  MemoryRig rig;
+  ASSERT_TRUE(rig.Start(rig.BaseOptions()).ok());
+  auto link = rig.OpenLink();
+  ASSERT_TRUE(link.ok()) << link.status().ToString();
+  const DeliveryOptions options = ValidatedVolatile("compact");
+  DeliveryOutcome out = rig.Deliver(**link, PatternBytes(3, 3 * (64 << 10)), options);
+  ASSERT_TRUE(out.status.ok()) << out.status.ToString();
+  ASSERT_EQ(out.receipts.size(), 4u);
+  for (int pass = 0; pass < 2; ++pass) {
+    const std::string compact = OutcomeToCompactJson(out, options);
+    EXPECT_EQ(compact.find('\n'), std::string::npos);
+    EXPECT_EQ(nlohmann::json::parse(compact), nlohmann::json::parse(OutcomeToJson(out, options)));
+    out.status = Status::Refused("space: a refusal's document has its error member");
+    out.receipts.pop_back();
+  }
+}
+
 // Issue #26: a connection signs once per pass of its loop, every rung of every delivery
 // that pass finished in one Merkle group. 32 ring deliveries whose bytes landed first and
 // whose `deliver` messages arrive in one write are finished in one pass: one signature for
