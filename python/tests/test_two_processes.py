@@ -1,6 +1,7 @@
 """Exposed targets across two processes: a receiving program of its own exposes a paged
-array (exposing_receiver.py); this process sends blocks into scattered pages of it, each
-validated where it landed, and the receiving program's array holds them afterwards."""
+array (exposing_receiver.py); this process sends blocks into scattered pages of it and a
+range at an offset, each validated where it landed, and the receiving program's array holds
+them afterwards, and nothing elsewhere."""
 
 import pathlib
 import subprocess
@@ -32,11 +33,14 @@ def test_blocks_land_in_the_pages_of_another_processs_array(tmp_path, provider):
         with writ.Sender(to=address, provider=provider, in_flight=8) as tx:
             handles = [tx.submit(block, id=i, target="kv", target_pages=pages)
                        for i, (block, pages) in blocks.items()]
+            at_offset = rng.integers(0, 256, PAGE + PAGE // 2, dtype=np.uint8)  # page 20 on
+            handles.append(tx.submit(at_offset, id="at-offset", target="kv",
+                                     target_offset=20 * PAGE))
             outcomes = [h.result(timeout=30) for h in handles]
             with pytest.raises(writ.RefusedError, match="page 63 of target kv is listed twice"):
                 tx.send(bytes(2 * PAGE), id="twice", target="kv", target_pages=[63, 63])
-        told = sorted(child.stdout.readline().split()[1:] for _ in blocks)
-        assert told == [[i, "ok"] for i in sorted(blocks)]
+        told = sorted(child.stdout.readline().split()[1:] for _ in range(len(blocks) + 1))
+        assert told == [["at-offset", "ok"]] + [[i, "ok"] for i in sorted(blocks)]
         child.stdin.close()
         assert child.wait(timeout=30) == 0
     finally:
@@ -46,10 +50,12 @@ def test_blocks_land_in_the_pages_of_another_processs_array(tmp_path, provider):
     for outcome in outcomes:
         assert outcome.reached["rung"] == "validated"
         assert outcome.context["provider"].startswith(provider), outcome.context
-    cache = np.load(out)
-    written = set()
+    expected = np.zeros((PAGES, PAGE), dtype=np.uint8)
     for block, pages in blocks.values():
         for k, page in enumerate(pages):
-            assert np.array_equal(cache[page], block[k * PAGE:(k + 1) * PAGE]), page
-            written.add(page)
-    assert not cache[sorted(set(range(PAGES)) - written)].any(), "bytes outside the listed pages"
+            expected[page] = block[k * PAGE:(k + 1) * PAGE]
+    expected.reshape(-1)[20 * PAGE:20 * PAGE + at_offset.size] = at_offset
+    cache = np.load(out)
+    differ = np.flatnonzero(cache.reshape(-1) != expected.reshape(-1))
+    assert differ.size == 0, "the array differs from byte %d (page %d)" % (
+        differ[0], differ[0] // PAGE)

@@ -1,7 +1,8 @@
 // Exposed targets across processes: a receiving program of its own (exposing_receiver.cc)
 // exposes a paged buffer, and real `writ send --target` processes, several at once, deliver
-// blocks into scattered pages of it. The program's buffer, written out when it ends, holds
-// each block in its pages and nothing elsewhere; a page listed twice is refused by name.
+// blocks into scattered pages of it, and a range at an offset. The program's buffer, written
+// out when it ends, holds each in its place and nothing elsewhere; a page listed twice is
+// refused by name.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -45,21 +46,30 @@ TEST_P(ExposedTwoProcess, WritSendProcessesFillTheirPagesOfAnotherProgramsBuffer
   ASSERT_TRUE(listening.ok()) << listening.status().ToString();
   const std::string address = listening->substr(listening->rfind(' ') + 1);
 
+  // Three blocks into scattered pages, and one range at an offset (a page and a half).
   const std::vector<std::vector<uint64_t>> pages = {{7, 2, 40, 41}, {0, 63, 5, 6}, {30, 12, 13}};
+  const uint64_t at_offset = 20 * kTwoProcessPage, offset_bytes = kTwoProcessPage * 3 / 2;
   std::vector<std::string> files;
   std::vector<std::unique_ptr<ChildProcess>> senders;
-  for (size_t b = 0; b < pages.size(); ++b) {
+  for (size_t b = 0; b <= pages.size(); ++b) {
+    const bool paged = b < pages.size();
     files.push_back(dir.File("block-" + std::to_string(b)));
-    WritePatternFile(files.back(), 40 + b, pages[b].size() * kTwoProcessPage);
-    std::string list;
-    for (uint64_t p : pages[b]) list += (list.empty() ? "" : ",") + std::to_string(p);
-    senders.push_back(
-        StartWrit({"send", files.back(), "--to", address, "--id", "blk-" + std::to_string(b),
-                   "--target", "kv", "--target-pages", list, "--json"},
-                  files.back() + ".err"));
+    WritePatternFile(files.back(), 40 + b,
+                     paged ? pages[b].size() * kTwoProcessPage : offset_bytes);
+    std::vector<std::string> line = {"send",     files.back(), "--to",
+                                     address,    "--id",       "blk-" + std::to_string(b),
+                                     "--target", "kv",         "--json"};
+    if (paged) {
+      std::string list;
+      for (uint64_t p : pages[b]) list += (list.empty() ? "" : ",") + std::to_string(p);
+      line.insert(line.end(), {"--target-pages", list});
+    } else {
+      line.insert(line.end(), {"--target-offset", std::to_string(at_offset)});
+    }
+    senders.push_back(StartWrit(line, files.back() + ".err"));
     ASSERT_TRUE(senders.back());
   }
-  for (size_t b = 0; b < pages.size(); ++b) {
+  for (size_t b = 0; b < senders.size(); ++b) {
     CommandRun run = FinishWrit(*senders[b], files[b] + ".err");
     ASSERT_EQ(run.exit_code, 0) << run.err << run.out;
     EXPECT_EQ(run.json["reached"]["rung"], "validated") << run.out;
@@ -70,36 +80,38 @@ TEST_P(ExposedTwoProcess, WritSendProcessesFillTheirPagesOfAnotherProgramsBuffer
   EXPECT_NE(twice.out.find("page 9 of target kv is listed twice"), std::string::npos) << twice.out;
 
   std::vector<std::string> told;
-  for (size_t b = 0; b < pages.size(); ++b) {
+  for (size_t b = 0; b < senders.size(); ++b) {
     auto line = program->ReadLineStartingWith("delivered ", 30s);
     ASSERT_TRUE(line.ok()) << line.status().ToString();
     told.push_back(*line);
   }
   std::sort(told.begin(), told.end());
   EXPECT_EQ(told, (std::vector<std::string>{"delivered blk-0 ok", "delivered blk-1 ok",
-                                            "delivered blk-2 ok"}));
+                                            "delivered blk-2 ok", "delivered blk-3 ok"}));
   program->CloseStdin();
   auto exited = program->Wait(30s);
   ASSERT_TRUE(exited.ok() && *exited == 0) << (exited.ok() ? *exited : -1);
 
-  const std::vector<uint8_t> buffer = FileBytes(saved);
-  ASSERT_EQ(buffer.size(), kTwoProcessPages * kTwoProcessPage);
-  std::vector<bool> written(kTwoProcessPages, false);
-  for (size_t b = 0; b < pages.size(); ++b) {
+  // What the program's buffer must hold: each block in its pages, the range at its offset,
+  // zeros everywhere else.
+  std::vector<uint8_t> expected(kTwoProcessPages * kTwoProcessPage, 0);
+  for (size_t b = 0; b < files.size(); ++b) {
     const std::vector<uint8_t> block = FileBytes(files[b]);
+    if (b == pages.size()) {
+      std::copy(block.begin(), block.end(), expected.begin() + at_offset);
+      continue;
+    }
     for (size_t k = 0; k < pages[b].size(); ++k) {
-      const uint8_t* page = buffer.data() + pages[b][k] * kTwoProcessPage;
-      EXPECT_TRUE(std::equal(page, page + kTwoProcessPage, block.begin() + k * kTwoProcessPage))
-          << "block " << b << ", page " << pages[b][k];
-      written[pages[b][k]] = true;
+      std::copy(block.begin() + k * kTwoProcessPage, block.begin() + (k + 1) * kTwoProcessPage,
+                expected.begin() + pages[b][k] * kTwoProcessPage);
     }
   }
-  for (uint64_t p = 0; p < kTwoProcessPages; ++p) {
-    if (written[p]) continue;
-    const uint8_t* page = buffer.data() + p * kTwoProcessPage;
-    EXPECT_TRUE(std::all_of(page, page + kTwoProcessPage, [](uint8_t v) { return v == 0; }))
-        << "bytes in page " << p << ", which no delivery listed";
-  }
+  const std::vector<uint8_t> buffer = FileBytes(saved);
+  ASSERT_EQ(buffer.size(), expected.size());
+  const auto differ = std::mismatch(buffer.begin(), buffer.end(), expected.begin());
+  EXPECT_EQ(differ.first, buffer.end())
+      << "the buffer differs first at byte " << (differ.first - buffer.begin()) << ", page "
+      << (differ.first - buffer.begin()) / kTwoProcessPage;
 }
 
 INSTANTIATE_TEST_SUITE_P(Loopback, ExposedTwoProcess, ::testing::ValuesIn(LoopbackProviderNames()),
