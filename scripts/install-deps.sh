@@ -7,6 +7,7 @@ set -euo pipefail
 packages=(
   build-essential cmake pkg-config make
   clang libclang-rt-14-dev clang-format
+  lld  # make test links with it (scripts/run-tests.sh)
   libfabric-dev libfabric-bin
   libsqlite3-dev sqlite3
   libxxhash-dev libisal-dev

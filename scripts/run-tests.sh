@@ -20,13 +20,22 @@ stages=("$@")
 process_labels='integration|faults|hostile|cluster|capture'
 process_dirs=(tests/integration tests/faults tests/hostile tests/cluster tests/capture)
 
+# Every test build links with lld: about 100 programs, each with all of writ's layers
+# statically; writ itself links in 0.9 s with lld against 4.2 s with GNU ld here.
+fast_link=(-DCMAKE_EXE_LINKER_FLAGS=-fuse-ld=lld -DCMAKE_SHARED_LINKER_FLAGS=-fuse-ld=lld
+           -DCMAKE_MODULE_LINKER_FLAGS=-fuse-ld=lld)
+
 # stage_config PHASE: sets label, dir, targets (one or more, word-split), target_dirs (build
 # directories whose every target is built too), cmake_args and ctest_args.
 stage_config() {
   target_dirs=()
   case $1 in
+    # -g1 (line tables: backtraces keep file:line) instead of -g: the biggest unit
+    # compiles in 21 s instead of 29, and its object is a third of the size.
     release) label=release dir=build/release targets=all
-             cmake_args=(-DCMAKE_BUILD_TYPE=RelWithDebInfo -DWRIT_WERROR=ON)
+             cmake_args=(-DCMAKE_BUILD_TYPE=RelWithDebInfo -DWRIT_WERROR=ON
+                         "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O2 -g1 -DNDEBUG"
+                         "-DCMAKE_C_FLAGS_RELWITHDEBINFO=-O2 -g1 -DNDEBUG")
              ctest_args=() ;;
     # -O1: sanitizer runs stay quick without optimising away what ASan should see.
     # -g1: line tables, so reports keep file:line, at a fraction of full debug info's cost.
@@ -68,7 +77,7 @@ stage_config() {
 build_stage() {
   stage_config "$1"
   echo "=== writ tests: $label build ($dir) ==="
-  cmake -S . -B "$dir" "${cmake_args[@]}" >/dev/null &&
+  cmake -S . -B "$dir" "${cmake_args[@]}" "${fast_link[@]}" >/dev/null &&
     cmake --build "$dir" -j"$jobs" --target $targets || return  # word-split: one or more
   local sub
   for sub in "${target_dirs[@]}"; do

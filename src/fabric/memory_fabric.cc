@@ -13,6 +13,7 @@
 #include "common/mutex.h"
 #include "fabric/event_fd.h"
 #include "fabric/request_table.h"
+#include "fabric/write_source.h"
 
 namespace writ::fabric {
 namespace {
@@ -42,54 +43,6 @@ Result<uint32_t> MemoryPortOf(std::span<const uint8_t> address) {
   uint32_t port = 0;
   std::memcpy(&port, address.data() + sizeof kMemoryAddressTag, sizeof port);
   return port;
-}
-
-struct SourcePiece {
-  const uint8_t* data;
-  uint64_t length;
-};
-
-// A write's source pieces, on the stack: a write allocates nothing here.
-struct WriteSource {
-  std::array<SourcePiece, kMaxGatherPieces> pieces;
-  size_t count = 0;
-  const SourcePiece* begin() const { return pieces.data(); }
-  const SourcePiece* end() const { return pieces.data() + count; }
-};
-
-Status AddSourcePiece(WriteSource& out, const MemoryRegion* region, uint64_t offset,
-                      uint64_t length) {
-  if (region == nullptr || !region->open()) {
-    return Status::InvalidArgument("write needs an open registered source region");
-  }
-  if (offset > region->length() || length > region->length() - offset) {
-    return Status::InvalidArgument("write source range lies outside its registered region");
-  }
-  out.pieces[out.count++] = SourcePiece{region->data() + offset, length};
-  return Status::Ok();
-}
-
-Result<WriteSource> SourceOf(const WriteRequest& request, size_t iov_limit) {
-  WriteSource pieces;
-  if (request.gather.empty()) {
-    WRIT_RETURN_IF_ERROR(
-        AddSourcePiece(pieces, request.local, request.local_offset, request.length));
-    return pieces;
-  }
-  if (request.gather.size() > std::min(iov_limit, kMaxGatherPieces)) {
-    return Status::InvalidArgument("a gathered write of " + std::to_string(request.gather.size()) +
-                                   " pieces exceeds the provider's iov_limit " +
-                                   std::to_string(iov_limit));
-  }
-  uint64_t total = 0;
-  for (const LocalPiece& piece : request.gather) {
-    WRIT_RETURN_IF_ERROR(AddSourcePiece(pieces, piece.region, piece.offset, piece.length));
-    total += piece.length;
-  }
-  if (total != request.length) {
-    return Status::InvalidArgument("a gathered write's pieces do not add up to its length");
-  }
-  return pieces;
 }
 
 WorkCompletion AccessError(uint64_t request_id, const std::string& why) {
@@ -277,7 +230,8 @@ Result<MemoryRegion> MemoryPort::Register(void* buffer, size_t length, Access ac
 }
 
 Result<PostedWrite> MemoryPort::PostWrite(const WriteRequest& request) {
-  WRIT_ASSIGN_OR_RETURN(const WriteSource source, SourceOf(request, provider().iov_limit()));
+  WRIT_ASSIGN_OR_RETURN(const WriteSource source,
+                        CheckedWriteSource(request, provider().iov_limit()));
   MutexLock lock(hub_->mu);
   auto* self = SelfLocked();
   if (self == nullptr) return Status::Transport("memory port is closed");

@@ -11,6 +11,7 @@
 #include <thread>
 
 #include "fabric/registration_count.h"
+#include "fabric/write_source.h"
 
 namespace writ::fabric {
 namespace {
@@ -449,43 +450,21 @@ struct LocalIov {
   size_t count = 0;
 };
 
-Status AddPiece(LocalIov& out, const MemoryRegion* region, uint64_t offset, uint64_t length) {
-  if (region == nullptr || !region->open()) {
-    return Status::InvalidArgument("write needs an open registered source region");
+Result<LocalIov> LocalIovOf(const WriteRequest& request, size_t iov_limit) {
+  WRIT_ASSIGN_OR_RETURN(const WriteSource source, CheckedWriteSource(request, iov_limit));
+  LocalIov out;
+  for (const SourcePiece& piece : source) {
+    out.iov[out.count] = iovec{piece.data, piece.length};
+    out.desc[out.count] = piece.region->desc();
+    ++out.count;
   }
-  if (offset > region->length() || length > region->length() - offset) {
-    return Status::InvalidArgument("write source range lies outside its registered region");
-  }
-  out.iov[out.count] = iovec{region->data() + offset, length};
-  out.desc[out.count] = region->desc();
-  ++out.count;
-  return Status::Ok();
-}
-
-Status FillLocalIov(const WriteRequest& request, size_t iov_limit, LocalIov& out) {
-  if (request.gather.empty())
-    return AddPiece(out, request.local, request.local_offset, request.length);
-  if (request.gather.size() > std::min(iov_limit, kMaxGatherPieces)) {
-    return Status::InvalidArgument("a gathered write of " + std::to_string(request.gather.size()) +
-                                   " pieces exceeds the provider's iov_limit " +
-                                   std::to_string(iov_limit));
-  }
-  uint64_t total = 0;
-  for (const LocalPiece& piece : request.gather) {
-    WRIT_RETURN_IF_ERROR(AddPiece(out, piece.region, piece.offset, piece.length));
-    total += piece.length;
-  }
-  if (total != request.length) {
-    return Status::InvalidArgument("a gathered write's pieces do not add up to its length");
-  }
-  return Status::Ok();
+  return out;
 }
 
 }  // namespace
 
 Result<PostedWrite> FabricNode::PostWrite(const WriteRequest& request) {
-  LocalIov local;
-  WRIT_RETURN_IF_ERROR(FillLocalIov(request, provider_.iov_limit(), local));
+  WRIT_ASSIGN_OR_RETURN(LocalIov local, LocalIovOf(request, provider_.iov_limit()));
   MutexLock lock(mu_);
   Endpoint* ep = FindLocked(request.peer.endpoint);
   if (ep == nullptr) return Status::InvalidArgument("write to an unknown endpoint");
