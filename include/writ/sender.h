@@ -30,7 +30,10 @@ struct TestSeams;  // src/sender/test_seams.h
 // one it replaces) so that a file truncated during the send fails the delivery, not the
 // process (docs/architecture.md, "Source path").
 enum class SourcePath : uint8_t {
-  kAuto,      // zero-copy for regular files and SendBytes of at least kZeroCopyMinBytes
+  // Zero-copy from kZeroCopyMinBytes up: for the caller's memory (SendBytes, regions)
+  // always, for a file only where a NIC reads registered memory (verbs, efa, cxi); over
+  // tcp and shm, which copy with the CPU either way, a file goes through staging.
+  kAuto,
   kZeroCopy,  // the file mapping (or the caller's bytes) registered as the source
   kStaging,   // each chunk copied into registered staging buffers first
 };

@@ -228,6 +228,12 @@ bool ProviderInfo::checks_remote_keys() const {
   return name_ != "shm";
 }
 
+bool ProviderInfo::copies_with_cpu() const {
+  const std::string core = CoreProviderOf(name_);
+  const std::string& base = core.empty() ? name_ : core;
+  return base == "tcp" || base == "shm" || base == "udp" || base == "sockets";
+}
+
 Result<std::vector<OfferedDomain>> AvailableProviders() {
   WRIT_ASSIGN_OR_RETURN(const LibfabricApi* api, Libfabric());
   std::vector<OfferedDomain> offered;

@@ -85,6 +85,10 @@ class ProviderInfo {
   bool names_writers() const { return kind_ == EndpointKind::kRdm && (traits_.caps & FI_SOURCE); }
   // Does the provider itself enforce remote keys? shm's fast path does not.
   bool checks_remote_keys() const;
+  // Whether the provider moves a write's bytes with the CPU (tcp, shm, udp, sockets, and
+  // rxm over them): it copies from the source itself, so a registered source saves no copy.
+  // False where a NIC reads registered memory (verbs, efa, cxi, ...).
+  bool copies_with_cpu() const;
   // Whether a completion queue's FI_WAIT_FD descriptor wakes on a peer's incoming write,
   // so a target may block on it instead of polling. Measured for tcp (libfabric 1.17);
   // shm, rxm and verbs keep polling until someone measures theirs.

@@ -96,6 +96,16 @@ Status CheckChunkFits(uint64_t chunk_size, uint64_t max_message_size, const std:
                                  " bytes): choose a chunk size of at most that");
 }
 
+bool WantsZeroCopy(SourcePath path, const DeliverySource& source, uint64_t bytes,
+                   bool provider_copies_with_cpu) {
+  switch (path) {
+    case SourcePath::kZeroCopy: return true;
+    case SourcePath::kStaging: return false;
+    case SourcePath::kAuto: break;
+  }
+  return bytes >= kZeroCopyMinBytes && !(source.mappable() && provider_copies_with_cpu);
+}
+
 Status Prepare(DeliverySource source, const DeliveryOptions& opt, const DigestCache* cache,
                DeliveryOutcome& out, PreparedDelivery& prepared) {
   prepared.source.emplace(std::move(source));
@@ -110,12 +120,6 @@ Status Prepare(DeliverySource source, const DeliveryOptions& opt, const DigestCa
   out.delivery.chunks = out.delivery.bytes == 0
                             ? 0
                             : (out.delivery.bytes + prepared.chunk_size - 1) / prepared.chunk_size;
-  const bool want_zero_copy =
-      opt.source == SourcePath::kZeroCopy ||
-      (opt.source == SourcePath::kAuto && out.delivery.bytes >= kZeroCopyMinBytes);
-  if (want_zero_copy && src.mappable()) {
-    if (Status mapped = src.Map(); !mapped.ok()) out.source_note = mapped.message();
-  }
   prepared.digest = opt.digest;
   out.digest_source = "given";
   if (prepared.digest.empty() && cache != nullptr && src.file_key()) {
@@ -167,10 +171,12 @@ void UpdateDigestCache(const DigestCache& cache, const DeliveryOptions& options,
 DeliveryRun::~DeliveryRun() { (void)source_region_.Close(); }
 
 Status DeliveryRun::ChooseSourcePath() {
-  const DeliverySource& src = *prepared_.source;
-  const bool want_zero_copy =
-      opt_.source == SourcePath::kZeroCopy ||
-      (opt_.source == SourcePath::kAuto && out_.delivery.bytes >= kZeroCopyMinBytes);
+  DeliverySource& src = *prepared_.source;
+  const bool want_zero_copy = WantsZeroCopy(opt_.source, src, out_.delivery.bytes,
+                                            link_.node().provider().copies_with_cpu());
+  if (want_zero_copy && src.mappable()) {
+    if (Status mapped = src.Map(); !mapped.ok()) out_.source_note = mapped.message();
+  }
   out_.source_path = "staging";
   if (want_zero_copy && !src.mapped().empty()) {
     auto region = link_.node().Register(const_cast<uint8_t*>(src.mapped().data()),
@@ -184,9 +190,11 @@ Status DeliveryRun::ChooseSourcePath() {
   } else if (want_zero_copy && out_.source_note.empty() && out_.delivery.bytes > 0) {
     out_.source_note = "the source is not a regular file";
   } else if (!want_zero_copy && out_.delivery.bytes > 0) {
-    out_.source_note = opt_.source == SourcePath::kStaging
-                           ? "staging asked for"
-                           : "smaller than " + std::to_string(kZeroCopyMinBytes) + " bytes";
+    out_.source_note = opt_.source == SourcePath::kStaging ? "staging asked for"
+                       : out_.delivery.bytes < kZeroCopyMinBytes
+                           ? "smaller than " + std::to_string(kZeroCopyMinBytes) + " bytes"
+                           : "a file, and provider " + link_.node().provider().name() +
+                                 " copies with the CPU: its mapping would only add page faults";
   }
   if (src.scatter_gather() && out_.delivery.bytes > 0) ChooseGather();
   // Staging serves every chunk without a registered source, and a corrupted chunk.

@@ -44,8 +44,16 @@ Status CheckDeliveryOptions(const DeliveryOptions& options);
 // One chunk is one RDMA Write: it may not exceed the provider's largest message
 // (ep_attr->max_msg_size; 2 GiB on rxe, effectively unbounded on tcp and shm).
 Status CheckChunkFits(uint64_t chunk_size, uint64_t max_message_size, const std::string& provider);
-// Maps the source when the zero-copy path may be used, fills `out.delivery`, and takes
-// the digest from the options or `cache` (may be null), or prepares to compute it.
+// Whether a delivery's chunks are written straight from its source's memory (registered
+// once) rather than copied into staging buffers first. kAuto: from kZeroCopyMinBytes up, for
+// memory the caller already holds; for a file (whose mapping costs a page fault per few
+// pages on first touch) only where a NIC reads registered memory itself: a provider that
+// copies with the CPU copies from a staging buffer as well as from the mapping
+// (docs/benchmarks.md, "The sender's source").
+bool WantsZeroCopy(SourcePath path, const DeliverySource& source, uint64_t bytes,
+                   bool provider_copies_with_cpu);
+// Fills `out.delivery`, and takes the digest from the options or `cache` (may be null), or
+// prepares to compute it. The source is mapped later, when the provider is known.
 Status Prepare(DeliverySource source, const DeliveryOptions& options, const DigestCache* cache,
                DeliveryOutcome& out, PreparedDelivery& prepared);
 // The proof a cache hit may not skip: when the receiver answered a cached digest from its

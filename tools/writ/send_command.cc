@@ -361,8 +361,9 @@ void RegisterSend(CLI::App& app, CommandContext& ctx) {
                   "the file's digest under --rule (hex), when known: announced, and the file is "
                   "not digested again");
   cmd->add_option("--source", f->source,
-                  "where writes read from: auto | zero-copy (the file's mapping) | staging (a "
-                  "copy per chunk)")
+                  "where writes read from: auto (a file: staging over tcp and shm, its mapping "
+                  "where a NIC reads memory) | zero-copy (the file's mapping) | staging (a copy "
+                  "per chunk)")
       ->capture_default_str();
   cmd->add_option("--test-corrupt-chunk", f->corrupt_chunk,
                   "fault injection: flip a byte of this chunk after digesting it")
