@@ -3,6 +3,8 @@
 // per granted window instead of registering its volatile memory once (docs/security.md).
 //   cc -O2 -o /tmp/mr_reg_cost bench/mr_reg_cost.c -lfabric
 //   /tmp/mr_reg_cost PROVIDER SIZE_MIB N      e.g. /tmp/mr_reg_cost 'tcp;ofi_rxm' 32 2000
+// On verbs (Soft-RoCE, where a registration pins its pages), inside the guest:
+//   scripts/guest/run-in-guest.sh -- /var/tmp/mr_reg_cost verbs 32 200
 #include <rdma/fabric.h>
 #include <rdma/fi_domain.h>
 #include <stdio.h>
@@ -23,7 +25,7 @@ int main(int argc, char** argv) {
   h->fabric_attr->prov_name = strdup(prov);
   h->caps = FI_RMA;
   h->ep_attr->type = FI_EP_RDM;
-  if (!strcmp(prov, "tcp")) h->ep_attr->type = FI_EP_MSG;
+  if (!strcmp(prov, "tcp") || !strcmp(prov, "verbs")) h->ep_attr->type = FI_EP_MSG;
   h->domain_attr->mr_mode = FI_MR_VIRT_ADDR | FI_MR_ALLOCATED | FI_MR_PROV_KEY | FI_MR_LOCAL;
   h->caps = FI_RMA | FI_MSG;
   if (fi_getinfo(FI_VERSION(1, 9), NULL, NULL, 0, h, &info)) {
