@@ -170,6 +170,13 @@ Status EtcdClient::Delete(const std::string& key) const {
   return Post("/v3/kv/deleterange", json{{"key", Base64Encode(key)}}.dump()).status();
 }
 
+Result<bool> EtcdClient::Take(const std::string& key) const {
+  WRIT_ASSIGN_OR_RETURN(std::string text,
+                        Post("/v3/kv/deleterange", json{{"key", Base64Encode(key)}}.dump()));
+  WRIT_ASSIGN_OR_RETURN(json j, ParseReply(text, "delete"));
+  return Int64Field(j, "deleted") == 1;
+}
+
 Result<std::vector<KeyValue>> EtcdClient::Prefix(const std::string& prefix) const {
   json body{{"key", Base64Encode(prefix)}, {"range_end", Base64Encode(PrefixEnd(prefix))}};
   WRIT_ASSIGN_OR_RETURN(std::string text, Post("/v3/kv/range", body.dump()));

@@ -35,6 +35,9 @@ class EtcdClient {
   // `lease` 0: no lease.
   Status Put(const std::string& key, const std::string& value, int64_t lease = 0) const;
   Status Delete(const std::string& key) const;
+  // Deletes `key`; true when this call deleted it (false: it was not there). Two callers
+  // taking one key: exactly one gets true, which makes it a claim.
+  Result<bool> Take(const std::string& key) const;
   // Every key starting with `prefix`, in key order.
   Result<std::vector<KeyValue>> Prefix(const std::string& prefix) const;
 

@@ -7,7 +7,8 @@ namespace writ::cli {
 void AddServeClusterOptions(CLI::App& cmd, ServeClusterFlags& flags) {
   cmd.add_option("--cluster", flags.cluster,
                  "etcd client URL (http://HOST:PORT): register this receiver there under a "
-                 "lease, for replicated:K senders (docs/operating.md)")
+                 "lease, for replicated:K senders; with --data, also carry out `writ repair` "
+                 "tasks for the copies it holds (docs/operating.md)")
       ->group("Cluster");
   cmd.add_option("--domain", flags.domain,
                  "failure domain (rack, host, zone): signed into every receipt; required with "
@@ -33,11 +34,11 @@ Status ApplyServeCluster(const ServeClusterFlags& flags, ReceiverOptions& option
   return Status::Ok();
 }
 
-Result<std::unique_ptr<cluster::Registration>> JoinCluster(const ServeClusterFlags& flags,
-                                                           const Receiver& receiver,
-                                                           const std::string& data_dir,
-                                                           std::shared_ptr<ServeLog> log) {
-  if (flags.cluster.empty()) return std::unique_ptr<cluster::Registration>();
+Result<ClusterMembership> JoinCluster(const ServeClusterFlags& flags, const Receiver& receiver,
+                                      const std::string& data_dir, const std::string& identity,
+                                      std::shared_ptr<ServeLog> log) {
+  ClusterMembership membership;
+  if (flags.cluster.empty()) return membership;
   WRIT_ASSIGN_OR_RETURN(cluster::EtcdClient etcd, cluster::EtcdClient::Open(flags.cluster));
   cluster::Member m;
   m.address = receiver.listen_address();
@@ -51,14 +52,23 @@ Result<std::unique_ptr<cluster::Registration>> JoinCluster(const ServeClusterFla
     struct statvfs fs {};
     if (statvfs(data_dir.c_str(), &fs) == 0) m.free_bytes = uint64_t{fs.f_bavail} * fs.f_frsize;
   }
+  if (!data_dir.empty()) {
+    RepairAgent::Options repair;
+    repair.key_id = m.key_id;
+    repair.data_dir = data_dir;
+    repair.identity = identity.empty() ? data_dir + "/identity" : identity;
+    WRIT_ASSIGN_OR_RETURN(membership.repair, RepairAgent::Start(etcd, std::move(repair), log));
+  }
   auto registration =
       cluster::Registration::Start(std::move(etcd), m, flags.ttl_seconds,
                                    [log](const std::string& line) { log->Info("cluster", line); });
   if (!registration.ok()) return registration.status().Annotate("--cluster");
   log->Info("cluster", "registered in etcd at " + flags.cluster + " as " + (*registration)->key() +
                            " (domain " + flags.domain + ", lease " +
-                           std::to_string(flags.ttl_seconds) + " s)");
-  return registration;
+                           std::to_string(flags.ttl_seconds) + " s)" +
+                           (membership.repair ? "; carries out repair tasks for its copies" : ""));
+  membership.registration = std::move(registration).value();
+  return membership;
 }
 
 }  // namespace writ::cli

@@ -8,6 +8,7 @@
 
 #include "cluster/registration.h"
 #include "serve_log.h"
+#include "serve_repair_agent.h"
 #include "writ/receiver.h"
 
 namespace writ::cli {
@@ -23,10 +24,21 @@ void AddServeClusterOptions(CLI::App& cmd, ServeClusterFlags& flags);
 // Usage errors: --cluster without --domain, or a bad URL. Sets the receipts' domain.
 Status ApplyServeCluster(const ServeClusterFlags& flags, ReceiverOptions& options);
 
-// Registers the started receiver (nothing when --cluster was not given).
-Result<std::unique_ptr<cluster::Registration>> JoinCluster(const ServeClusterFlags& flags,
-                                                           const Receiver& receiver,
-                                                           const std::string& data_dir,
-                                                           std::shared_ptr<ServeLog> log);
+// A serve's part in its cluster; ended (destroyed) before the receiver drains: it leaves
+// the member set first, so no new sender places a copy here, then finishes any repair.
+struct ClusterMembership {
+  std::unique_ptr<cluster::Registration> registration;
+  std::unique_ptr<RepairAgent> repair;  // with --data: carries out `writ repair` tasks
+  void Leave() {
+    registration.reset();
+    repair.reset();
+  }
+};
+
+// Registers the started receiver and, with a data directory, starts its repair agent
+// (nothing when --cluster was not given). `identity`: the serve's identity directory.
+Result<ClusterMembership> JoinCluster(const ServeClusterFlags& flags, const Receiver& receiver,
+                                      const std::string& data_dir, const std::string& identity,
+                                      std::shared_ptr<ServeLog> log);
 
 }  // namespace writ::cli

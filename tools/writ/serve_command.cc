@@ -223,10 +223,10 @@ std::string Listed(const std::vector<std::string>& ids) {
 // is sent only after its commit), and recovery removes what is not.
 int AwaitStop(Receiver& receiver, const sigset_t& stop_signals, std::chrono::milliseconds drain,
               const std::function<void(const std::string&)>& log,
-              std::unique_ptr<cluster::Registration> membership) {
+              ClusterMembership membership) {
   int signal_number = 0;
   sigwait(&stop_signals, &signal_number);
-  membership.reset();  // leave the cluster first: no new sender places a copy here
+  membership.Leave();  // first: no new sender places a copy here
   const char* name = sigabbrev_np(signal_number);
   log((name != nullptr ? "SIG" + std::string(name) : "signal") +
       ": shutting down within the drain timeout of " + std::to_string(drain.count()) +
@@ -328,7 +328,7 @@ int RunServe(const ServeFlags& flags) {
     return ReportError(offered.ok() ? receiver.status() : offered);
   }
   Greet(**receiver, flags, *log);
-  auto membership = JoinCluster(flags.cluster, **receiver, flags.data, log);
+  auto membership = JoinCluster(flags.cluster, **receiver, flags.data, flags.identity, log);
   if (!membership.ok()) return ReportError(membership.status());
   return AwaitStop(
       **receiver, stop_signals, *drain,
