@@ -222,8 +222,7 @@ std::string Listed(const std::vector<std::string>& ids) {
 // ends the process at once: every receipted delivery is already in the store (its receipt
 // is sent only after its commit), and recovery removes what is not.
 int AwaitStop(Receiver& receiver, const sigset_t& stop_signals, std::chrono::milliseconds drain,
-              const std::function<void(const std::string&)>& log,
-              ClusterMembership membership) {
+              const std::function<void(const std::string&)>& log, ClusterMembership membership) {
   int signal_number = 0;
   sigwait(&stop_signals, &signal_number);
   membership.Leave();  // first: no new sender places a copy here
