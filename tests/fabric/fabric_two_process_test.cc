@@ -460,5 +460,21 @@ TEST(VerbsRc, DefaultCompletionStillReportsTheRemoteAccessError) {
   EXPECT_EQ(target->Ask("untouched", "UNTOUCHED "), "yes");
 }
 
+// A window is revoked by closing its registration. On verbs a registration pins pages, and
+// libfabric's registration cache (on by default) keeps a closed one, and its key, alive for
+// reuse: writ turns the cache off before libfabric loads (docs/security.md, "Registration
+// cache"), so the responder must refuse the old key and nothing may land.
+TEST(VerbsRc, WriteWithARevokedKeyIsRefusedAndPlacesNothing) {
+  REQUIRE_VERBS("verbs");
+  auto target = StartVerbsTarget("verbs", 1 << 20);
+  ASSERT_TRUE(target);
+  ASSERT_EQ(target->Ask("revoke", "REVOKED "), "ok");
+  InitiatorRun run = RunVerbsInitiator("verbs", *target, "good", "default");
+  ASSERT_EQ(run.records.size(), 1u);
+  ExpectOnlyFourFieldsReadable(run.records[0]);
+  EXPECT_EQ(run.records[0]["prov_errno"], kIbvRemoteAccessError);
+  EXPECT_EQ(target->Ask("untouched", "UNTOUCHED "), "yes");
+}
+
 }  // namespace
 }  // namespace writ::fabric
