@@ -2,6 +2,7 @@
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
+#include <sys/mman.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -109,6 +110,10 @@ Status Link::ConnectFabric(const std::string& wanted_provider, const std::string
 
 namespace {
 
+constexpr uint64_t kHugePage = 2ull << 20;
+
+uint64_t RoundUp(uint64_t bytes, uint64_t unit) { return (bytes + unit - 1) / unit * unit; }
+
 uint64_t StagingSlotBytes(uint64_t wanted) {
   return (std::max<uint64_t>(wanted, 4096) + 4095) / 4096 * 4096;
 }
@@ -130,8 +135,15 @@ Status Link::EnsureStaging(uint64_t slot_bytes) {
   if (!WritesIdle()) return Status::Internal("staging cannot grow while writes are in flight");
   FreeStaging();
   const uint64_t total = slot_bytes * depth_;
-  staging_ = static_cast<uint8_t*>(std::aligned_alloc(4096, total));
+  // Staging of large chunks on transparent huge pages (where the kernel gives them only on
+  // request): its first touches fault 2 MiB at a time, not 4 KiB. 32 MiB of staging
+  // (4 x 8 MiB) took 8,192 faults and about 0.06 CPU-s of each `writ send` here (page
+  // faults are dear on a virtual machine); with the advice, 16. An advice: refused is fine.
+  const bool huge = total >= kHugePage;
+  const uint64_t allocated = huge ? RoundUp(total, kHugePage) : total;
+  staging_ = static_cast<uint8_t*>(std::aligned_alloc(huge ? kHugePage : 4096, allocated));
   if (staging_ == nullptr) return Status::Internal("cannot allocate staging buffers");
+  if (huge) (void)madvise(staging_, allocated, MADV_HUGEPAGE);
   auto region = node_->Register(staging_, total, fabric::Access::kLocalSource);
   if (!region.ok()) {
     FreeStaging();
