@@ -157,29 +157,51 @@ void AppendUnsignedReceiptJson(std::string& out, const Receipt& r, size_t* signa
   AppendMembersAfterSignature(out, r);
 }
 
-void AppendSignatureMember(std::string& out, const ReceiptSignature& s) {
+namespace {
+
+template <typename PathWriter>
+void SignatureMember(std::string& out, const ReceiptSignature& s, uint64_t leaf_index,
+                     const PathWriter& append_path) {
   Key(out, "signature", true);
   out += '{';
   StringMember(out, "algorithm", s.algorithm, true);
   StringMember(out, "key_id", s.key_id);
   const bool group = s.algorithm == kGroupSignatureAlgorithm;
   if (group) {
-    UnsignedMember(out, "leaf_index", s.leaf_index);
+    UnsignedMember(out, "leaf_index", leaf_index);
     UnsignedMember(out, "leaves", s.leaves);
     Key(out, "path");
     out += '[';
-    for (size_t i = 0; i < s.path.size(); ++i) {
-      out += i > 0 ? ",{" : "{";
-      StringMember(out, "hash", s.path[i].hash, true);
-      StringMember(out, "side", s.path[i].side);
-      out += '}';
-    }
+    append_path(out);
     out += ']';
   }
   StringMember(out, "public_key", s.public_key);
   if (group) StringMember(out, "root", s.root);
   StringMember(out, "value", s.value);
   out += '}';
+}
+
+}  // namespace
+
+void AppendPathStep(std::string& out, bool first, std::string_view side, std::string_view hash) {
+  out += first ? "{" : ",{";
+  StringMember(out, "hash", hash, true);
+  StringMember(out, "side", side);
+  out += '}';
+}
+
+void AppendSignatureMember(std::string& out, const ReceiptSignature& s) {
+  SignatureMember(out, s, s.leaf_index, [&s](std::string& o) {
+    for (size_t i = 0; i < s.path.size(); ++i) {
+      AppendPathStep(o, i == 0, s.path[i].side, s.path[i].hash);
+    }
+  });
+}
+
+void AppendGroupSignatureMember(std::string& out, const ReceiptSignature& group,
+                                uint64_t leaf_index,
+                                const std::function<void(std::string&)>& append_path) {
+  SignatureMember(out, group, leaf_index, append_path);
 }
 
 void AppendReceiptJson(std::string& out, const Receipt& receipt) {

@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstddef>
+#include <functional>
 #include <string>
 #include <string_view>
 
@@ -25,6 +26,14 @@ void AppendUnsignedReceiptJson(std::string& out, const Receipt& receipt,
                                size_t* signature_at = nullptr);
 // `"signature":{...}` for `signature`, plain or group form.
 void AppendSignatureMember(std::string& out, const ReceiptSignature& signature);
+// The same for a group signature `group` (its own path and leaf index unused) as leaf
+// `leaf_index` carries it, the path's steps written by `append_path` with AppendPathStep:
+// the group's signer writes every leaf's member straight from the tree.
+void AppendGroupSignatureMember(std::string& out, const ReceiptSignature& group,
+                                uint64_t leaf_index,
+                                const std::function<void(std::string&)>& append_path);
+// One step of a group path, `{"hash":"...","side":"..."}`; `first` false puts a comma first.
+void AppendPathStep(std::string& out, bool first, std::string_view side, std::string_view hash);
 // The receipt with `receipt.signature` when it has one: ReceiptToJson.
 void AppendReceiptJson(std::string& out, const Receipt& receipt);
 

@@ -80,11 +80,9 @@ std::vector<MerkleStep> InclusionPath(const std::vector<std::vector<MerkleHash>>
                                       uint64_t index) {
   std::vector<MerkleStep> path;
   path.reserve(levels.size());
-  for (size_t level = 0; level + 1 < levels.size(); ++level, index /= 2) {
-    const uint64_t sibling = index ^ 1;
-    if (sibling >= levels[level].size()) continue;  // promoted: no sibling at this level
-    path.push_back({index % 2 == 1 ? "left" : "right", HashHex(levels[level][sibling])});
-  }
+  ForEachPathStep(levels, index, [&path](std::string_view side, const MerkleHash& sibling) {
+    path.push_back({std::string(side), HashHex(sibling)});
+  });
   return path;
 }
 
@@ -111,14 +109,18 @@ std::string GroupSigningMessage(const MerkleHash& root) {
   return std::string(kGroupSigningPrefix) + std::string(View(root));
 }
 
-std::string HashHex(const MerkleHash& hash) {
-  static const char* d = "0123456789abcdef";
-  std::string hex(2 * hash.size(), '0');
+void HashHexInto(const MerkleHash& hash, char (&out)[64]) {
+  static constexpr char kDigits[] = "0123456789abcdef";
   for (size_t i = 0; i < hash.size(); ++i) {
-    hex[2 * i] = d[hash[i] >> 4];
-    hex[2 * i + 1] = d[hash[i] & 15];
+    out[2 * i] = kDigits[hash[i] >> 4];
+    out[2 * i + 1] = kDigits[hash[i] & 15];
   }
-  return hex;
+}
+
+std::string HashHex(const MerkleHash& hash) {
+  char hex[64];
+  HashHexInto(hash, hex);
+  return std::string(hex, sizeof hex);
 }
 
 Result<MerkleHash> ParseHashHex(const std::string& hex, const std::string& field) {

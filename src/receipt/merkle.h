@@ -28,6 +28,17 @@ MerkleHash NodeHash(const MerkleHash& left, const MerkleHash& right);
 // Every level of the tree over `leaves` (at least one): levels[0] is the leaves, the
 // last level holds the root alone.
 std::vector<std::vector<MerkleHash>> MerkleLevels(std::vector<MerkleHash> leaves);
+// Calls `step(side, sibling)` for each step of leaf `index`'s inclusion path in the tree of
+// `levels`, from the leaf upwards ("left": the sibling is on the left).
+template <typename Step>
+void ForEachPathStep(const std::vector<std::vector<MerkleHash>>& levels, uint64_t index,
+                     const Step& step) {
+  for (size_t level = 0; level + 1 < levels.size(); ++level, index /= 2) {
+    const uint64_t sibling = index ^ 1;
+    if (sibling >= levels[level].size()) continue;  // promoted: no sibling at this level
+    step(std::string_view(index % 2 == 1 ? "left" : "right"), levels[level][sibling]);
+  }
+}
 // The inclusion path of leaf `index` in the tree of `levels`, from the leaf upwards.
 std::vector<MerkleStep> InclusionPath(const std::vector<std::vector<MerkleHash>>& levels,
                                       uint64_t index);
@@ -42,6 +53,8 @@ Result<MerkleHash> RootOfPath(const MerkleHash& leaf, const std::vector<MerkleSt
 std::string GroupSigningMessage(const MerkleHash& root);
 
 std::string HashHex(const MerkleHash& hash);
+// The same 64 digits into `out`, without a string of their own.
+void HashHexInto(const MerkleHash& hash, char (&out)[64]);
 // Validation "<field>: ..." unless 64 lowercase hex digits.
 Result<MerkleHash> ParseHashHex(const std::string& hex, const std::string& field);
 

@@ -40,13 +40,37 @@ struct UnsignedText {
     AppendUnsignedReceiptJson(text, receipt, &signature_at);
   }
   std::string Signed(const ReceiptSignature& signature) const {
-    // The member is written into a buffer this thread reuses, so that the text is exactly
-    // as long as it must be (receivers keep these strings with what they retain) at the
-    // cost of one allocation.
+    std::string& member = MemberBuffer(signature.path.size());
+    AppendSignatureMember(member, signature);
+    return Splice(member);
+  }
+  // As leaf `index` of the group signed with `group`, its path written from the tree.
+  std::string SignedInGroup(const ReceiptSignature& group, uint64_t index,
+                            const std::vector<std::vector<MerkleHash>>& levels) const {
+    std::string& member = MemberBuffer(levels.size());
+    AppendGroupSignatureMember(member, group, index, [&levels, index](std::string& out) {
+      bool first = true;
+      ForEachPathStep(levels, index, [&](std::string_view side, const MerkleHash& sibling) {
+        char hex[64];
+        HashHexInto(sibling, hex);
+        AppendPathStep(out, first, side, std::string_view(hex, sizeof hex));
+        first = false;
+      });
+    });
+    return Splice(member);
+  }
+
+ private:
+  // The member is written into a buffer this thread reuses, so that the text is exactly as
+  // long as it must be (receivers keep these strings with what they retain) at the cost of
+  // one allocation.
+  static std::string& MemberBuffer(size_t path_steps) {
     thread_local std::string member;
     member.clear();
-    member.reserve(kSignatureMemberReserve + 84 * signature.path.size());
-    AppendSignatureMember(member, signature);
+    member.reserve(kSignatureMemberReserve + 84 * path_steps);
+    return member;
+  }
+  std::string Splice(const std::string& member) const {
     std::string out;
     out.reserve(text.size() + member.size() + 1);
     out.append(text, 0, signature_at).append(member).append(1, ',').append(text, signature_at);
@@ -70,8 +94,10 @@ Result<std::string> SignReceiptToJson(Receipt& receipt, const Identity& identity
   return text.Signed(*receipt.signature);
 }
 
-Result<std::vector<std::string>> SignReceiptGroupToJson(std::vector<Receipt>& receipts,
-                                                        const Identity& identity) {
+namespace {
+
+Result<std::vector<std::string>> SignGroup(std::vector<Receipt>& receipts, const Identity& identity,
+                                           bool fill_signatures) {
   if (receipts.size() == 1) {
     WRIT_ASSIGN_OR_RETURN(std::string json, SignReceiptToJson(receipts[0], identity));
     return std::vector<std::string>{std::move(json)};
@@ -95,12 +121,30 @@ Result<std::vector<std::string>> SignReceiptGroupToJson(std::vector<Receipt>& re
   std::vector<std::string> out;
   out.reserve(receipts.size());
   for (size_t i = 0; i < receipts.size(); ++i) {
+    if (!fill_signatures) {
+      // Straight from the tree: no copy of the group's strings and no string per path
+      // step for every receipt (about 40 allocations per small delivery).
+      out.push_back(texts[i].SignedInGroup(group, i, levels));
+      continue;
+    }
     ReceiptSignature& own = receipts[i].signature.emplace(group);
     own.leaf_index = i;
     own.path = InclusionPath(levels, i);
     out.push_back(texts[i].Signed(own));
   }
   return out;
+}
+
+}  // namespace
+
+Result<std::vector<std::string>> SignReceiptGroupToJson(std::vector<Receipt>& receipts,
+                                                        const Identity& identity) {
+  return SignGroup(receipts, identity, true);
+}
+
+Result<std::vector<std::string>> SignReceiptGroupJsonOnly(std::vector<Receipt>& receipts,
+                                                          const Identity& identity) {
+  return SignGroup(receipts, identity, false);
 }
 
 }  // namespace writ::receipt

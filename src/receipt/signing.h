@@ -14,8 +14,15 @@ Status SignReceipt(Receipt& receipt, const Identity& identity);
 Result<std::string> SignReceiptToJson(Receipt& receipt, const Identity& identity);
 // Signs every receipt of `receipts` (at least one) with one Ed25519 signature: a lone
 // receipt in the plain "ed25519" form (as SignReceiptToJson), several in the
-// "ed25519-merkle-sha256" group form (merkle.h). Their canonical JSON, in order.
+// "ed25519-merkle-sha256" group form (merkle.h), filling each `receipt.signature`. Their
+// canonical JSON, in order.
 Result<std::vector<std::string>> SignReceiptGroupToJson(std::vector<Receipt>& receipts,
                                                         const Identity& identity);
+// The same texts, byte for byte, but a group's signature is written into each text straight
+// from the tree and not kept in `receipts` (left unsigned): for a signer that keeps only
+// the texts (the receiver's), without a copy of the group's strings and a string per path
+// step for every receipt.
+Result<std::vector<std::string>> SignReceiptGroupJsonOnly(std::vector<Receipt>& receipts,
+                                                          const Identity& identity);
 
 }  // namespace writ::receipt

@@ -51,7 +51,7 @@ void ReceiptSigner::SignGroup(const std::vector<Request*>& group) {
     for (Receipt& receipt : r->receipts) all.push_back(std::move(receipt));
   }
   if (before_sign_) before_sign_(all.size());
-  auto signed_json = receipt::SignReceiptGroupToJson(all, identity_);
+  auto signed_json = receipt::SignReceiptGroupJsonOnly(all, identity_);
   if (signed_json.ok()) {
     signatures_.fetch_add(1);
     receipts_signed_.fetch_add(all.size());

@@ -139,6 +139,20 @@ TEST_F(ReceiptWriter, GroupSignedBytesAreTheDocumentsBytes) {
   }
 }
 
+// The receiver's signer writes each group member straight from the tree: the same bytes as
+// the texts whose signatures are built as structures first (Ed25519 is deterministic).
+TEST_F(ReceiptWriter, GroupTextsWrittenFromTheTreeAreTheSameBytes) {
+  const std::vector<Receipt> all = ManyReceipts();
+  for (size_t size : {1, 2, 3, 5, 16, 37}) {
+    std::vector<Receipt> filled(all.begin(), all.begin() + size);
+    std::vector<Receipt> unfilled = filled;
+    auto reference = receipt::SignReceiptGroupToJson(filled, *identity_);
+    auto from_tree = receipt::SignReceiptGroupJsonOnly(unfilled, *identity_);
+    ASSERT_TRUE(reference.ok() && from_tree.ok());
+    EXPECT_EQ(*from_tree, *reference) << "group of " << size;
+  }
+}
+
 // Receipts as a receiver issues them (consistent, so that they verify), with ids that need
 // escaping: signed alone and as groups, each text verifies against its key.
 TEST_F(ReceiptWriter, SignedTextsVerify) {
