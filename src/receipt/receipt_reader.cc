@@ -290,6 +290,7 @@ Status GroupFromJson(const Fields& s, ReceiptSignature& out) {
   WRIT_RETURN_IF_ERROR(s.Unsigned("leaf_index", out.leaf_index));
   WRIT_RETURN_IF_ERROR(s.Unsigned("leaves", out.leaves));
   WRIT_ASSIGN_OR_RETURN(array path, s.Array("path"));
+  out.path.reserve(path.size());  // one allocation, not one per doubling
   size_t i = 0;
   for (element step : path) {
     object members;
