@@ -107,13 +107,29 @@ static void journal_wr(unsigned endpoint, const char *op, size_t bytes, uint64_t
     atomic_fetch_add_explicit(&refused_again, 1, memory_order_relaxed);
     return;
   }
-  char data_text[24] = "null";
-  if (has_data) snprintf(data_text, sizeof data_text, "%llu", (unsigned long long)data);
-  writ_journal_printf(
-      "{\"t\":\"wr\",\"ep\":%u,\"op\":\"%s\",\"bytes\":%zu,\"flags\":%llu,\"ctx\":\"%p\","
-      "\"data\":%s,\"ret\":%zd,\"ns\":%llu}",
-      endpoint, op, bytes, (unsigned long long)flags, context, data_text, ret,
-      (unsigned long long)writ_journal_now_ns());
+  struct writ_line l;
+  l.n = 0; /* the text is written before it is read: not cleared */
+  writ_line_str(&l, "{\"t\":\"wr\",\"ep\":");
+  writ_line_u64(&l, endpoint);
+  writ_line_str(&l, ",\"op\":\"");
+  writ_line_str(&l, op);
+  writ_line_str(&l, "\",\"bytes\":");
+  writ_line_u64(&l, bytes);
+  writ_line_str(&l, ",\"flags\":");
+  writ_line_u64(&l, (unsigned long long)flags);
+  writ_line_str(&l, ",\"ctx\":\"");
+  writ_line_ptr(&l, context);
+  writ_line_str(&l, "\",\"data\":");
+  if (has_data)
+    writ_line_u64(&l, (unsigned long long)data);
+  else
+    writ_line_str(&l, "null");
+  writ_line_str(&l, ",\"ret\":");
+  writ_line_i64(&l, (long long)ret);
+  writ_line_str(&l, ",\"ns\":");
+  writ_line_u64(&l, (unsigned long long)writ_journal_now_ns());
+  writ_line_str(&l, "}");
+  writ_journal_line(&l);
 }
 
 #define MSG(ep) ((struct msg_wrap *)(ep)->msg)
@@ -308,19 +324,37 @@ static void journal_completions(struct cq_wrap *w, const void *buf, ssize_t n) {
         w->format == FI_CQ_FORMAT_TAGGED) {
       const struct fi_cq_msg_entry *m = (const void *)entry;
       const int has_data = w->format != FI_CQ_FORMAT_MSG && (m->flags & FI_REMOTE_CQ_DATA);
-      char data_text[24] = "null";
+      struct writ_line l;
+      l.n = 0;
+      writ_line_str(&l, "{\"t\":\"cq\",\"cq\":");
+      writ_line_u64(&l, w->cq);
+      writ_line_str(&l, ",\"ctx\":\"");
+      writ_line_ptr(&l, e->op_context);
+      writ_line_str(&l, "\",\"status\":\"success\",\"flags\":");
+      writ_line_u64(&l, (unsigned long long)m->flags);
+      writ_line_str(&l, ",\"len\":");
+      writ_line_u64(&l, m->len);
+      writ_line_str(&l, ",\"data\":");
       if (has_data)
-        snprintf(data_text, sizeof data_text, "%llu",
-                 (unsigned long long)((const struct fi_cq_data_entry *)(const void *)entry)->data);
-      writ_journal_printf(
-          "{\"t\":\"cq\",\"cq\":%u,\"ctx\":\"%p\",\"status\":\"success\",\"flags\":%llu,"
-          "\"len\":%zu,\"data\":%s,\"ns\":%llu}",
-          w->cq, e->op_context, (unsigned long long)m->flags, m->len, data_text,
-          (unsigned long long)now);
+        writ_line_u64(&l,
+                      (unsigned long long)((const struct fi_cq_data_entry *)(const void *)entry)->data);
+      else
+        writ_line_str(&l, "null");
+      writ_line_str(&l, ",\"ns\":");
+      writ_line_u64(&l, (unsigned long long)now);
+      writ_line_str(&l, "}");
+      writ_journal_line(&l);
     } else {
-      writ_journal_printf(
-          "{\"t\":\"cq\",\"cq\":%u,\"ctx\":\"%p\",\"status\":\"success\",\"ns\":%llu}", w->cq,
-          e->op_context, (unsigned long long)now);
+      struct writ_line l;
+      l.n = 0;
+      writ_line_str(&l, "{\"t\":\"cq\",\"cq\":");
+      writ_line_u64(&l, w->cq);
+      writ_line_str(&l, ",\"ctx\":\"");
+      writ_line_ptr(&l, e->op_context);
+      writ_line_str(&l, "\",\"status\":\"success\",\"ns\":");
+      writ_line_u64(&l, (unsigned long long)now);
+      writ_line_str(&l, "}");
+      writ_journal_line(&l);
     }
   }
 }

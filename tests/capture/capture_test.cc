@@ -12,13 +12,17 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <climits>
 #include <csignal>
+#include <cstdint>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <sstream>
 #include <thread>
 
+#include "journal.h"
 #include "requirement.h"
 #include "writ_harness.h"
 
@@ -313,6 +317,38 @@ TEST(Capture, AnErrorCompletionKeepsOnlyItsValidFields) {
   ASSERT_EQ(audited.exit_code, 0) << audited.err;
   EXPECT_NE(audited.out.find("1 completion record (0 successful, 1 failed)"), std::string::npos)
       << audited.out;
+}
+
+// The records of every posted request and completion are written without printf
+// (journal.c): the same text printf's %p, %lld and %llu give, and a line too long for its
+// buffer ends short instead of overflowing.
+TEST(CaptureJournal, LinesAreWhatPrintfWrites) {
+  auto line = [](auto append) {
+    writ_line l;
+    l.n = 0;
+    append(l);
+    return std::string(l.text, l.n);
+  };
+  auto printed = [](const char* format, auto value) {
+    char text[64];
+    std::snprintf(text, sizeof text, format, value);
+    return std::string(text);
+  };
+  for (const void* p :
+       {static_cast<const void*>(nullptr), reinterpret_cast<const void*>(1),
+        reinterpret_cast<const void*>(0xdeadbeefULL), reinterpret_cast<const void*>(UINTPTR_MAX)}) {
+    EXPECT_EQ(line([p](writ_line& l) { writ_line_ptr(&l, p); }), printed("%p", p));
+  }
+  for (long long v : {0LL, 1LL, -1LL, 42LL, LLONG_MAX, LLONG_MIN}) {
+    EXPECT_EQ(line([v](writ_line& l) { writ_line_i64(&l, v); }), printed("%lld", v));
+  }
+  for (unsigned long long v : {0ULL, 9ULL, 10ULL, ULLONG_MAX}) {
+    EXPECT_EQ(line([v](writ_line& l) { writ_line_u64(&l, v); }), printed("%llu", v));
+  }
+  const std::string long_line = line([](writ_line& l) {
+    for (int i = 0; i < 100; ++i) writ_line_str(&l, "0123456789");
+  });
+  EXPECT_EQ(long_line.size(), sizeof(writ_line::text) - 1);
 }
 
 }  // namespace
