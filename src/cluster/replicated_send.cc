@@ -6,9 +6,12 @@
 #include <unistd.h>
 
 #include <condition_variable>
+#include <memory>
 #include <set>
+#include <span>
 #include <thread>
 
+#include "cluster/placed_targets.h"
 #include "common/mutex.h"
 #include "common/thread.h"
 #include "vocabulary/digest.h"
@@ -16,24 +19,48 @@
 namespace writ::cluster {
 namespace {
 
-// The file's digest, read once here; every replica announces it and reads its bytes
-// from the same page cache.
-Result<std::vector<uint8_t>> DigestFileOnce(const std::string& path, Rule rule) {
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return Status::InvalidArgument("cannot open " + path);
-  struct stat st {};
-  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+// The source file mapped once for the whole replicated send: digested from it (unless the
+// digest is given) and written from it by every replica, so that the K sessions share one
+// read of the page cache, its pages faulted in once, instead of each staging its own copy.
+class MappedSource {
+ public:
+  static Result<std::unique_ptr<MappedSource>> Open(const std::string& path) {
+    const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return Status::InvalidArgument("cannot open " + path);
+    struct stat st {};
+    if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+      ::close(fd);
+      return Status::InvalidArgument(path + ": replicated:K sends a regular file");
+    }
+    const size_t size = static_cast<size_t>(st.st_size);
+    void* map = size == 0 ? nullptr : ::mmap(nullptr, size, PROT_READ, MAP_SHARED, fd, 0);
     ::close(fd);
-    return Status::InvalidArgument(path + ": replicated:K sends a regular file");
+    if (map == MAP_FAILED) return Status::Io("cannot map " + path);
+    return std::unique_ptr<MappedSource>(new MappedSource(static_cast<uint8_t*>(map), size));
   }
-  const size_t size = static_cast<size_t>(st.st_size);
-  void* map = size == 0 ? nullptr : ::mmap(nullptr, size, PROT_READ, MAP_SHARED, fd, 0);
-  ::close(fd);
-  if (map == MAP_FAILED) return Status::Io("cannot map " + path);
-  auto digest =
-      vocabulary::DigestOf(rule, std::span<const uint8_t>(static_cast<uint8_t*>(map), size));
-  if (map != nullptr) ::munmap(map, size);
-  return digest;
+  ~MappedSource() {
+    if (data_ != nullptr) ::munmap(data_, size_);
+  }
+  MappedSource(const MappedSource&) = delete;
+  MappedSource& operator=(const MappedSource&) = delete;
+
+  std::span<const uint8_t> bytes() const { return {data_, size_}; }
+
+ private:
+  MappedSource(uint8_t* data, size_t size) : data_(data), size_(size) {}
+  uint8_t* data_;
+  size_t size_;
+};
+
+// One replica's delivery, written from the shared mapping through a session of its own.
+DeliveryOutcome SendReplica(std::span<const uint8_t> bytes, const SendOptions& so) {
+  auto session = Sender::Connect(SessionOptionsOf(so));
+  if (!session.ok()) {
+    DeliveryOutcome out;
+    out.status = session.status();
+    return out;
+  }
+  return (*session)->SendBytes(bytes, DeliveryOptionsOf(so));
 }
 
 const Receipt* RetainedReceiptOf(const DeliveryOutcome& o) {
@@ -56,7 +83,7 @@ class Replication {
     }
   }
 
-  void Worker(const std::string& path) {
+  void Worker(std::span<const uint8_t> bytes) {
     for (;;) {
       std::optional<size_t> next = Pick();
       if (!next) return;
@@ -65,7 +92,7 @@ class Replication {
       so.until = Rung::kValidated;
       so.retention = o_.replica_retention;
       so.progress = nullptr;
-      ReplicaResult result{o_.order[*next], Send(path, so), false, {}};
+      ReplicaResult result{o_.order[*next], SendReplica(bytes, so), false, {}};
       Finish(*next, std::move(result));
     }
   }
@@ -191,8 +218,15 @@ ReplicatedOutcome SendReplicated(const std::string& path, const ReplicatedSendOp
     return failed;
   }
   ReplicatedSendOptions o = options;
+  auto source = MappedSource::Open(path);
+  if (!source.ok()) {
+    failed.status = source.status();
+    return failed;
+  }
+  const std::span<const uint8_t> bytes = (*source)->bytes();
+  if (o.base.id.empty()) o.base.id = DeliveryIdOfFile(path, "");
   if (o.base.digest.empty()) {
-    auto digest = DigestFileOnce(path, o.base.rule);
+    auto digest = vocabulary::DigestOf(o.base.rule, bytes);
     if (!digest.ok()) {
       failed.status = digest.status();
       return failed;
@@ -202,7 +236,7 @@ ReplicatedOutcome SendReplicated(const std::string& path, const ReplicatedSendOp
   Replication replication(o);
   std::vector<std::thread> workers(o.k);
   for (std::thread& w : workers) {
-    Status started = StartThread(w, "a replica sender", [&] { replication.Worker(path); });
+    Status started = StartThread(w, "a replica sender", [&] { replication.Worker(bytes); });
     if (!started.ok()) break;
   }
   for (std::thread& w : workers)
