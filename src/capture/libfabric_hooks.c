@@ -320,17 +320,20 @@ static void journal_completions(struct cq_wrap *w, const void *buf, ssize_t n) {
   for (ssize_t i = 0; i < n; ++i) {
     const char *entry = (const char *)buf + (size_t)i * stride;
     const struct fi_cq_entry *e = (const void *)entry;
+    struct writ_line l;
+    l.n = 0;
+    writ_line_str(&l, "{\"t\":\"cq\",\"cq\":");
+    writ_line_u64(&l, w->cq);
+    writ_line_str(&l, ",\"ctx\":\"");
+    writ_line_ptr(&l, e->op_context);
+    writ_line_str(&l, "\",\"status\":\"success\"");
+    /* The formats past FI_CQ_FORMAT_CONTEXT carry flags and a length; DATA and TAGGED the
+     * remote CQ data too. */
     if (w->format == FI_CQ_FORMAT_MSG || w->format == FI_CQ_FORMAT_DATA ||
         w->format == FI_CQ_FORMAT_TAGGED) {
       const struct fi_cq_msg_entry *m = (const void *)entry;
       const int has_data = w->format != FI_CQ_FORMAT_MSG && (m->flags & FI_REMOTE_CQ_DATA);
-      struct writ_line l;
-      l.n = 0;
-      writ_line_str(&l, "{\"t\":\"cq\",\"cq\":");
-      writ_line_u64(&l, w->cq);
-      writ_line_str(&l, ",\"ctx\":\"");
-      writ_line_ptr(&l, e->op_context);
-      writ_line_str(&l, "\",\"status\":\"success\",\"flags\":");
+      writ_line_str(&l, ",\"flags\":");
       writ_line_u64(&l, (unsigned long long)m->flags);
       writ_line_str(&l, ",\"len\":");
       writ_line_u64(&l, m->len);
@@ -340,22 +343,11 @@ static void journal_completions(struct cq_wrap *w, const void *buf, ssize_t n) {
                       (unsigned long long)((const struct fi_cq_data_entry *)(const void *)entry)->data);
       else
         writ_line_str(&l, "null");
-      writ_line_str(&l, ",\"ns\":");
-      writ_line_u64(&l, (unsigned long long)now);
-      writ_line_str(&l, "}");
-      writ_journal_line(&l);
-    } else {
-      struct writ_line l;
-      l.n = 0;
-      writ_line_str(&l, "{\"t\":\"cq\",\"cq\":");
-      writ_line_u64(&l, w->cq);
-      writ_line_str(&l, ",\"ctx\":\"");
-      writ_line_ptr(&l, e->op_context);
-      writ_line_str(&l, "\",\"status\":\"success\",\"ns\":");
-      writ_line_u64(&l, (unsigned long long)now);
-      writ_line_str(&l, "}");
-      writ_journal_line(&l);
     }
+    writ_line_str(&l, ",\"ns\":");
+    writ_line_u64(&l, (unsigned long long)now);
+    writ_line_str(&l, "}");
+    writ_journal_line(&l);
   }
 }
 
