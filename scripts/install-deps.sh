@@ -22,6 +22,7 @@ packages=(
   prometheus
   qemu-system-x86 busybox-static kmod cpio xz-utils iproute2
   rdma-core ibverbs-providers ibverbs-utils rdmacm-utils perftest
+  libibverbs-dev  # writ capture observes programs that use libibverbs directly (src/capture)
   systemd  # systemd-analyze: tests check packaging/systemd/writ-serve.service
   strace   # Startup.TheWritProgramNeverScansKallsyms counts the opens of /proc/kallsyms
 )

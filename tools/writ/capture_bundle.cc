@@ -12,34 +12,10 @@
 #include <set>
 #include <sstream>
 
+#include "capture_observed.h"
+
 namespace writ::cli {
-namespace {
-
-using CaptureJson = nlohmann::ordered_json;
-
-struct CaptureEndpoint {
-  unsigned tx_cq = 0, rx_cq = 0;
-  uint64_t tx_op_flags = 0;
-};
-
-struct PostedRequest {
-  std::string wr_id;
-  std::string op;
-  std::string endpoint;
-};
-
-// Everything observed, across processes.
-struct Observed {
-  CaptureJson work_requests = CaptureJson::array();
-  CaptureJson completions = CaptureJson::array();
-  CaptureJson notifications = CaptureJson::array();
-  CaptureJson processes = CaptureJson::array();
-  std::set<std::string> providers, devices, releases, operations, levels;
-  bool device_memory = false;
-  uint64_t sequence = 0, unmatched = 0, truncated_lines = 0;
-  std::map<std::string, uint64_t> refused;  // op -> posts the provider did not accept
-  CaptureCounts counts;
-};
+namespace capture {
 
 std::string Time(uint64_t ns) {
   const std::time_t seconds = static_cast<std::time_t>(ns / 1000000000u);
@@ -52,6 +28,37 @@ std::string Time(uint64_t ns) {
                 static_cast<unsigned long long>(ns % 1000000000u));
   return out;
 }
+
+bool IsReceive(const std::string& op) { return op == "recv" || op == "tagged_recv"; }
+
+std::string ContextOperation(const std::string& op) {
+  if (op == "write" || op == "inject_write") return "rdma_write";
+  if (op == "writedata" || op == "inject_writedata") return "rdma_write_with_imm";
+  if (IsReceive(op)) return "";
+  if (op == "read" || op == "atomic" || op == "local" || op == "other") return "other";
+  return "send";
+}
+
+}  // namespace capture
+
+namespace {
+
+using capture::CaptureJson;
+using capture::ContextOperation;
+using capture::IsReceive;
+using capture::Observed;
+using capture::Time;
+
+struct CaptureEndpoint {
+  unsigned tx_cq = 0, rx_cq = 0;
+  uint64_t tx_op_flags = 0;
+};
+
+struct PostedRequest {
+  std::string wr_id;
+  std::string op;
+  std::string endpoint;
+};
 
 CaptureJson FlagNames(uint64_t flags) {
   static const std::pair<uint64_t, const char*> kNames[] = {
@@ -91,17 +98,7 @@ std::string LevelOf(uint64_t flags) {
   return "";
 }
 
-bool IsReceive(const std::string& op) { return op == "recv" || op == "tagged_recv"; }
 bool IsInjectCall(const std::string& op) { return op.find("inject") != std::string::npos; }
-
-// The bundle's name for what a work request did (the context's operation vocabulary).
-std::string ContextOperation(const std::string& op) {
-  if (op == "write" || op == "inject_write") return "rdma_write";
-  if (op == "writedata" || op == "inject_writedata") return "rdma_write_with_imm";
-  if (IsReceive(op)) return "";
-  if (op == "read") return "other";
-  return "send";
-}
 
 std::string Opcode(const std::string& op) {
   if (IsReceive(op)) return "recv";
@@ -130,7 +127,7 @@ std::string ErrorName(int err) {
 
 class JournalReader {
  public:
-  explicit JournalReader(Observed& seen) : seen_(seen) {}
+  explicit JournalReader(Observed& seen) : seen_(seen), verbs_(seen, pid_) {}
 
   void Read(const std::string& text) {
     std::string clean;
@@ -180,6 +177,10 @@ class JournalReader {
       Completion(r);
     } else if (t == "refused") {
       seen_.refused["any (-FI_EAGAIN)"] += r.value("again", uint64_t{0});
+    } else if (t == "unobserved") {
+      seen_.unobserved.push_back(std::to_string(pid_) + ": " + r.value("what", ""));
+    } else {
+      verbs_.Dispatch(r);
     }
   }
 
@@ -187,6 +188,10 @@ class JournalReader {
     const std::string provider = r.value("provider", "");
     seen_.providers.insert(provider);
     seen_.devices.insert(r.value("domain", ""));
+    seen_.transports.insert(provider.find("tcp") != std::string::npos   ? "tcp"
+                            : provider.find("shm") != std::string::npos ? "shm"
+                            : provider.find("efa") != std::string::npos ? "efa"
+                                                                        : "other");
     const uint32_t pv = r.value("prov_version", 0u);
     seen_.releases.insert("libfabric " + r.value("libfabric", std::string("?")) + " (provider " +
                           provider + " " + std::to_string(FI_MAJOR(pv)) + "." +
@@ -263,6 +268,7 @@ class JournalReader {
 
   Observed& seen_;
   int pid_ = 0;
+  capture::VerbsJournalReader verbs_;
   std::map<unsigned, CaptureEndpoint> endpoints_;
   std::map<unsigned, int> formats_;
   std::map<std::pair<unsigned, std::string>, std::deque<PostedRequest>> pending_;
@@ -275,13 +281,8 @@ CaptureJson OneOrNull(const std::set<std::string>& values) {
 
 CaptureJson Context(const Observed& seen) {
   std::string transport;
-  for (const std::string& p : seen.providers) {
-    std::string t = p.find("tcp") != std::string::npos   ? "tcp"
-                    : p.find("shm") != std::string::npos ? "shm"
-                    : p.find("efa") != std::string::npos ? "efa"
-                                                         : "other";
+  for (const std::string& t : seen.transports)
     transport = transport.empty() || transport == t ? t : "other";
-  }
   CaptureJson operation = OneOrNull(seen.operations);
   if (seen.operations.size() > 1) operation = "other";
   return {{"operation", operation},
@@ -322,6 +323,8 @@ Result<std::string> BuildCaptureBundle(const std::vector<std::string>& journals,
                        {"work_requests", std::move(seen.work_requests)},
                        {"refused_posts", std::move(refused)},
                        {"unmatched_completions", seen.unmatched},
+                       {"unsignaled_requests", seen.unsignaled},
+                       {"unobserved", seen.unobserved},
                        {"truncated_lines", seen.truncated_lines}}}};
   counts = seen.counts;
   return bundle.dump(2, ' ', false, CaptureJson::error_handler_t::replace) + "\n";

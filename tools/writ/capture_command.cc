@@ -173,8 +173,8 @@ int RunCapture(const CaptureOptions& o) {
   if (!bundle.ok()) return ReportError(bundle.status());
   if (Status written = WriteBundle(o.evidence, *bundle); !written.ok()) return ReportError(written);
   std::cerr << "writ capture: " << Printable(o.command[0]) << " " << run.exit << "; "
-            << counts.processes << " process(es) used libfabric, " << counts.endpoints
-            << " endpoint(s), " << counts.work_requests << " work request(s) posted, "
+            << counts.processes << " process(es) used libfabric or libibverbs, " << counts.endpoints
+            << " endpoint(s) or QP(s), " << counts.work_requests << " work request(s) posted, "
             << counts.completions << " completion(s) read (" << counts.errors << " error)"
             << " -> " << Printable(o.evidence) << '\n';
   return *exit_code;
