@@ -1,7 +1,7 @@
 // writ capture --evidence OUT.json -- PROGRAM [ARGS...]: runs PROGRAM, unmodified, with the
 // interposer (src/capture) preloaded, then writes what it observed of PROGRAM's libfabric
-// calls as a writ.evidence/1 bundle. PROGRAM's exit status is writ's (128 + N when a
-// signal N ended it); the bundle is written either way. SIGTERM and SIGHUP sent to writ are
+// (or libibverbs) calls as a writ.evidence/1 bundle. PROGRAM's exit status is writ's (128 + N when
+// a signal N ended it); the bundle is written either way. SIGTERM and SIGHUP sent to writ are
 // passed on to PROGRAM (writ then writes the bundle as for any end), and PROGRAM is
 // killed if writ dies without doing so (SIGKILL): it never outlives the capture.
 #include <dirent.h>
@@ -183,7 +183,9 @@ int RunCapture(const CaptureOptions& o) {
 void RegisterCapture(CLI::App& app, CommandContext& ctx) {
   auto o = std::make_shared<CaptureOptions>();
   CLI::App* cmd = app.add_subcommand(
-      "capture", "Run a program and write what its libfabric calls did as an evidence bundle");
+      "capture",
+      "Run a program and write what its libfabric or libibverbs calls did as an evidence "
+      "bundle");
   cmd->add_option("--evidence", o->evidence, "write the writ.evidence/1 bundle to this file")
       ->required();
   cmd->add_flag("--keep-journals", o->keep_journals,
