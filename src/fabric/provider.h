@@ -83,6 +83,11 @@ class ProviderInfo {
   // FI_SOURCE: shm, the in-memory fabric). There FI_ADDR_NOTAVAIL (the same value as
   // FI_ADDR_UNSPEC) means a writer not in the address vector, not that none is named.
   bool names_writers() const { return kind_ == EndpointKind::kRdm && (traits_.caps & FI_SOURCE); }
+  // Whether a remote write's notification cannot be told from another peer's: an RDM
+  // endpoint (many peers on one endpoint) that names no writer (ofi_rxm). There a sender
+  // attests its own completed writes over its control connection (protocol `written`,
+  // and a ring slot's `deliver` after its write), and a chunk counts only with both.
+  bool writes_need_attestation() const { return kind_ == EndpointKind::kRdm && !names_writers(); }
   // Does the provider itself enforce remote keys? shm's fast path does not.
   bool checks_remote_keys() const;
   // Whether the provider moves a write's bytes with the CPU (tcp, shm, udp, sockets, and

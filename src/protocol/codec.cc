@@ -27,7 +27,8 @@ static_assert(std::is_same_v<std::variant_alternative_t<11, Message>, Deliver>);
 static_assert(std::is_same_v<std::variant_alternative_t<12, Message>, SlotsFree>);
 static_assert(std::is_same_v<std::variant_alternative_t<13, Message>, Remove>);
 static_assert(std::is_same_v<std::variant_alternative_t<14, Message>, RemoveAnswer>);
-static_assert(std::variant_size_v<Message> == 15);
+static_assert(std::is_same_v<std::variant_alternative_t<15, Message>, Written>);
+static_assert(std::variant_size_v<Message> == 16);
 
 void Put(WireWriter& w, const Hello& m) {
   w.U16(m.version);
@@ -150,6 +151,13 @@ void Put(WireWriter& w, const SlotsFree& m) {
   w.U32(m.window_id);
   w.U32(static_cast<uint32_t>(m.slots.size()));
   for (uint32_t slot : m.slots) w.U32(slot);
+}
+
+void Put(WireWriter& w, const Written& m) {
+  w.String(m.delivery_id);
+  w.U32(m.window_id);
+  w.U32(static_cast<uint32_t>(m.chunks.size()));
+  for (uint32_t chunk : m.chunks) w.U32(chunk);
 }
 
 Result<Hello> GetHello(WireReader& r) {
@@ -357,6 +365,25 @@ Result<SlotsFree> GetSlotsFree(WireReader& r) {
   return m;
 }
 
+Result<Written> GetWritten(WireReader& r) {
+  Written m;
+  WRIT_ASSIGN_OR_RETURN(m.delivery_id, r.String("delivery_id"));
+  WRIT_ASSIGN_OR_RETURN(m.window_id, r.U32("window_id"));
+  WRIT_ASSIGN_OR_RETURN(uint32_t count, r.U32("count"));
+  // Checked before anything is read: a count the frame cannot hold allocates nothing.
+  if (count == 0 || count > kMaxWrittenChunks || count > r.remaining() / 4) {
+    return Status::Malformed("written.count: " + std::to_string(count) + ", expected 1 to " +
+                             std::to_string(kMaxWrittenChunks) + " and at most the " +
+                             std::to_string(r.remaining() / 4) + " chunks the payload holds");
+  }
+  m.chunks.reserve(count);
+  for (uint32_t i = 0; i < count; ++i) {
+    WRIT_ASSIGN_OR_RETURN(uint32_t chunk, r.U32("chunk"));
+    m.chunks.push_back(chunk);
+  }
+  return m;
+}
+
 template <typename T>
 Result<Message> AsMessage(Result<T> r) {
   if (!r.ok()) return r.status();
@@ -380,6 +407,7 @@ Result<Message> GetAny(MessageType type, WireReader& r) {
     case MessageType::kSlotsFree: return AsMessage(GetSlotsFree(r));
     case MessageType::kRemove: return AsMessage(GetRemove(r));
     case MessageType::kRemoveAnswer: return AsMessage(GetRemoveAnswer(r));
+    case MessageType::kWritten: return AsMessage(GetWritten(r));
   }
   return Status::Malformed("frame.type: unknown message type " +
                            std::to_string(static_cast<int>(type)));

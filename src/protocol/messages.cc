@@ -29,7 +29,7 @@ constexpr NameTable<RefuseReason, 14> kRefuseReasons{{
     {RefuseReason::kTarget, "target"},
 }};
 
-constexpr NameTable<MessageType, 15> kMessageTypes{{
+constexpr NameTable<MessageType, 16> kMessageTypes{{
     {MessageType::kHello, "hello"},
     {MessageType::kAnnounce, "announce"},
     {MessageType::kGrant, "grant"},
@@ -45,6 +45,7 @@ constexpr NameTable<MessageType, 15> kMessageTypes{{
     {MessageType::kSlotsFree, "slots-free"},
     {MessageType::kRemove, "remove"},
     {MessageType::kRemoveAnswer, "remove-answer"},
+    {MessageType::kWritten, "written"},
 }};
 
 }  // namespace

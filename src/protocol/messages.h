@@ -21,7 +21,10 @@ namespace writ::protocol {
 // deliveries a connection may have in flight (max_in_flight).
 // 4: standing windows: `ring`, `deliver` (announce and commit in one message, the bytes
 // written into a ring slot without a grant) and `slots-free`.
-inline constexpr uint16_t kProtocolVersion = 4;
+// 5: `written`: where the provider names no writer of a remote write (RDM without
+// FI_SOURCE: ofi_rxm), the sender says over its own control connection which chunks its
+// completed writes put in a window, and a ring slot's `deliver` follows its write.
+inline constexpr uint16_t kProtocolVersion = 5;
 
 // The public vocabulary (include/writ/types.h), carried on the wire as one byte each.
 using Rule = ::writ::Rule;
@@ -207,6 +210,19 @@ struct SlotsFree {
   bool operator==(const SlotsFree&) const = default;
 };
 
+// client -> server, only where the provider names no writer of a remote write
+// (docs/protocol.md, "Writes attested by their sender"): these chunks of window
+// `window_id`, indexes within the window, were written by this sender and their writes
+// completed (at the delivery-complete level where the provider grants it). A chunk counts
+// as landed when both this and its notification arrived.
+inline constexpr uint32_t kMaxWrittenChunks = 65536;  // 16 bits of chunk index a window
+struct Written {
+  std::string delivery_id;
+  uint32_t window_id = 0;
+  std::vector<uint32_t> chunks;  // 1 to kMaxWrittenChunks, each < 65536
+  bool operator==(const Written&) const = default;
+};
+
 // client -> server: remove retained delivery `delivery_id` (`writ rm`). Always signed
 // (RemoveSigningBytes); allowed for the key that delivered it and the receiver's operator
 // keys (serve --admin-key). `force` (0 or 1): even before the time its receipt promised.
@@ -227,8 +243,9 @@ struct RemoveAnswer {
   bool operator==(const RemoveAnswer&) const = default;
 };
 
-using Message = std::variant<Hello, Announce, Grant, Commit, Receipt, Refuse, Abort, Query,
-                             QueryAnswer, Receipts, Ring, Deliver, SlotsFree, Remove, RemoveAnswer>;
+using Message =
+    std::variant<Hello, Announce, Grant, Commit, Receipt, Refuse, Abort, Query, QueryAnswer,
+                 Receipts, Ring, Deliver, SlotsFree, Remove, RemoveAnswer, Written>;
 
 // The wire type code of each message; also the order of the variant plus one.
 enum class MessageType : uint8_t {
@@ -247,11 +264,12 @@ enum class MessageType : uint8_t {
   kSlotsFree = 13,
   kRemove = 14,
   kRemoveAnswer = 15,
+  kWritten = 16,
 };
 
 MessageType TypeOf(const Message& message);
 // "hello", "announce", "grant", "commit", "receipt", "refuse", "abort", "query", "query-answer",
-// "receipts", "ring", "deliver", "slots-free", "remove", "remove-answer".
+// "receipts", "ring", "deliver", "slots-free", "remove", "remove-answer", "written".
 std::string_view MessageTypeName(MessageType type);
 std::string_view MessageTypeName(const Message& message);
 

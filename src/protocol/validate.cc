@@ -344,6 +344,21 @@ Status Check(const SlotsFree& m, const Checker& c) {
   return Status::Ok();
 }
 
+Status Check(const Written& m, const Checker& c) {
+  WRIT_RETURN_IF_ERROR(c.Id("delivery_id", m.delivery_id));
+  if (m.window_id == 0 || m.window_id > 0xFFFF) {
+    return c.Fail("window_id", std::to_string(m.window_id) + ", expected 1 to 65535");
+  }
+  if (m.chunks.empty() || m.chunks.size() > kMaxWrittenChunks) {
+    return c.Fail("count", std::to_string(m.chunks.size()) + ", expected 1 to " +
+                               std::to_string(kMaxWrittenChunks));
+  }
+  for (uint32_t chunk : m.chunks) {
+    if (chunk > 0xFFFF) return c.Fail("chunk", std::to_string(chunk) + ", expected 0 to 65535");
+  }
+  return Status::Ok();
+}
+
 }  // namespace
 
 Status Validate(const Message& message, const Limits& limits, bool parse_json) {

@@ -131,6 +131,7 @@ Status Connection::HandleMessage(const protocol::Message& message) {
   if (const auto* m = std::get_if<protocol::Announce>(&message)) return OnAnnounce(*m).status();
   if (const auto* m = std::get_if<protocol::Commit>(&message)) return OnCommit(*m);
   if (const auto* m = std::get_if<protocol::Deliver>(&message)) return OnDeliver(*m);
+  if (const auto* m = std::get_if<protocol::Written>(&message)) return OnWritten(*m);
   if (const auto* m = std::get_if<protocol::Query>(&message)) return Send(AnswerQuery(core_, *m));
   // `writ rm`: answered whole by remote_removal.cc.
   if (const auto* m = std::get_if<protocol::Remove>(&message)) return Send(AnswerRemove(core_, *m));
@@ -147,6 +148,13 @@ Status Connection::OnCommit(const protocol::Commit& c) {
                   "commit for " + c.delivery_id + ", which is not in progress on this connection");
   }
   return Settle(*it->second, it->second->OnCommit(c));
+}
+
+// A late `written` (its delivery ended meanwhile, refused or aborted) changes nothing.
+Status Connection::OnWritten(const protocol::Written& m) {
+  auto it = runs_.find(m.delivery_id);
+  if (it == runs_.end()) return Status::Ok();
+  return Settle(*it->second, it->second->OnWritten(m));
 }
 
 Status Connection::OnAbort(const protocol::Abort& m) {

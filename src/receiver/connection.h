@@ -69,6 +69,7 @@ class Connection final : public RunHost {
   Status HandleMessage(const protocol::Message& message);
   Status OnCommit(const protocol::Commit& commit);
   Status OnAbort(const protocol::Abort& abort);
+  Status OnWritten(const protocol::Written& written);
   Status ApplyNotifications();
   Status AdvanceAll();
   // Where a step on `run` is taken in: an ended run is erased (and reported at the end of

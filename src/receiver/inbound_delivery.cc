@@ -44,31 +44,35 @@ uint64_t InboundDelivery::BytesForChunks(uint64_t first_chunk, uint32_t count) c
 
 void InboundDelivery::AddWindow(LiveWindow window) {
   next_grant_chunk_ = window.first_chunk + window.chunk_count;
-  window.notified.assign(window.chunk_count, false);
+  window.landing.assign(window.chunk_count, 0);
   windows_.push_back(std::move(window));
 }
 
-Status InboundDelivery::OnNotification(uint16_t tag, uint16_t chunk_in_window) {
+Status InboundDelivery::OnLanding(uint16_t tag, uint16_t chunk_in_window, Landing how,
+                                  uint8_t needed) {
+  const char* what = how == Landing::kNotified ? "notification" : "written";
   for (auto& w : windows_) {
     if (w.tag != tag) continue;
     if (chunk_in_window >= w.chunk_count) {
-      return Status::Malformed("notification for chunk " + std::to_string(chunk_in_window) +
+      return Status::Malformed(std::string(what) + " for chunk " + std::to_string(chunk_in_window) +
                                " of window " + std::to_string(tag) + ", which has only " +
                                std::to_string(w.chunk_count) + " chunks");
     }
-    if (!w.notified[chunk_in_window]) {
-      w.notified[chunk_in_window] = true;
-      ++w.notified_count;
+    uint8_t& seen = w.landing[chunk_in_window];
+    if ((seen & needed) == needed) return Status::Ok();  // counted already
+    seen |= static_cast<uint8_t>(how);
+    if ((seen & needed) == needed) {
+      ++w.landed_count;
       ++received_;
     }
     return Status::Ok();
   }
-  return Status::NotFound("notification for window " + std::to_string(tag) +
+  return Status::NotFound(std::string(what) + " for window " + std::to_string(tag) +
                           ", which this delivery does not hold");
 }
 
 Status InboundDelivery::Consume() {
-  while (!windows_.empty() && windows_.front().notified_count == windows_.front().chunk_count) {
+  while (!windows_.empty() && windows_.front().landed_count == windows_.front().chunk_count) {
     WRIT_RETURN_IF_ERROR(ConsumeWindow(windows_.front()));
     digesting_.push_back(std::move(windows_.front()));
     windows_.pop_front();

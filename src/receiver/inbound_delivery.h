@@ -26,6 +26,13 @@
 
 namespace writ::receiver {
 
+// How the receiver learned that a chunk landed: its write's notification (remote CQ data),
+// or its sender's `written` (where notifications name no writer,
+// ProviderInfo::writes_need_attestation). A chunk counts once every signal it needs came.
+enum class Landing : uint8_t { kNotified = 1, kAttested = 2 };
+inline constexpr uint8_t kNotifiedOnly = 1;
+inline constexpr uint8_t kNotifiedAndAttested = 3;
+
 // A window granted to a delivery. Its leases go back when it ends, in the reverse of their
 // order here: the registration is revoked first (no write may land after), then its place in
 // its sender's limit is given back, its tag unbound, and last the pool's window freed.
@@ -39,8 +46,8 @@ struct LiveWindow {
   uint64_t first_chunk = 0;
   uint32_t chunk_count = 0;
   uint64_t length = 0;
-  std::vector<bool> notified;
-  uint32_t notified_count = 0;
+  std::vector<uint8_t> landing;  // per chunk, the Landing bits seen
+  uint32_t landed_count = 0;     // chunks with every signal they need
 };
 
 class InboundDelivery {
@@ -77,9 +84,11 @@ class InboundDelivery {
   uint64_t next_grant_chunk() const { return next_grant_chunk_; }
   size_t window_count() const { return windows_.size(); }  // granted, not yet consumed
 
-  // A notification value for one of this delivery's windows. Duplicates are
-  // ignored; a chunk index outside its window is an error naming it.
-  Status OnNotification(uint16_t tag, uint16_t chunk_in_window);
+  // A landing signal for chunk `chunk_in_window` of window `tag`; the chunk counts once it
+  // has every signal in `needed` (kNotifiedOnly, or kNotifiedAndAttested). Duplicates are
+  // ignored; a chunk index outside its window is Malformed, a window this delivery does not
+  // hold NotFound, each naming it.
+  Status OnLanding(uint16_t tag, uint16_t chunk_in_window, Landing how, uint8_t needed);
 
   // A delivery written into a ring slot (standing_ring.h): it takes no window; its bytes
   // come whole, copied out of the slot, through ConsumeCopy.

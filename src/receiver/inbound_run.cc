@@ -155,8 +155,31 @@ RunStep InboundRun::OnSlotLanded(const StandingRing& ring) {
 
 RunStep InboundRun::OnNotification(uint16_t tag, uint16_t chunk_in_window) {
   Moved();
-  Status s = delivery_->OnNotification(tag, chunk_in_window);
-  if (s.code() == ErrorCode::kMalformed) return Refuse(RefuseReason::kMalformed, s.message());
+  const bool attested = core_.writes_attested;
+  Status s = delivery_->OnLanding(tag, chunk_in_window, Landing::kNotified,
+                                  attested ? kNotifiedAndAttested : kNotifiedOnly);
+  // Where notifications name no writer, a malformed one may be another peer's forgery: it
+  // counts for nothing and refuses nothing.
+  if (s.code() == ErrorCode::kMalformed && !attested) {
+    return Refuse(RefuseReason::kMalformed, s.message());
+  }
+  return {};
+}
+
+RunStep InboundRun::OnWritten(const protocol::Written& written) {
+  if (!core_.writes_attested) {
+    return Refuse(RefuseReason::kMalformed,
+                  "written for " + id_ +
+                      ": this receiver's provider names the writer of every notification, and a "
+                      "sender attests nothing");
+  }
+  Moved();
+  for (uint32_t chunk : written.chunks) {
+    Status s =
+        delivery_->OnLanding(static_cast<uint16_t>(written.window_id), static_cast<uint16_t>(chunk),
+                             Landing::kAttested, kNotifiedAndAttested);
+    if (!s.ok()) return Refuse(RefuseReason::kMalformed, s.message());
+  }
   return {};
 }
 

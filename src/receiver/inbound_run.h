@@ -126,6 +126,9 @@ class InboundRun {
   RunStep OnSlotLanded(const StandingRing& ring);
   // A write notification for one of its windows.
   RunStep OnNotification(uint16_t tag, uint16_t chunk_in_window);
+  // Its sender's `written`: chunks of one of its windows whose writes completed (only where
+  // notifications name no writer; refused elsewhere, and for a window it does not hold).
+  RunStep OnWritten(const protocol::Written& written);
   // Grants windows, consumes chunks, issues the rungs reached, and finishes when it can.
   RunStep Advance();
   // Ends it when a timeout passed (the window wait, grant-unused, a missing commit).

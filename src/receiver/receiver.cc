@@ -218,6 +218,7 @@ Status ReceiverImpl::Init() {
   WRIT_ASSIGN_OR_RETURN(core_.node, open_fabric_(node_options));
   WRIT_ASSIGN_OR_RETURN(core_.fabric_address, core_.node->LocalAddress());
   if (core_.node->provider().names_writers()) core_.router.RequireNamedWriters();
+  core_.writes_attested = core_.node->provider().writes_need_attestation();
   core_.context = receipt::ContextFor(core_.node->provider(), CompletionLevel::kDelivery, true);
   // The receiver's own rungs rest on its notifications, not on any initiator completion level.
   core_.context.completion_level = "none: receiver-side notification";

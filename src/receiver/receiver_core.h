@@ -42,6 +42,9 @@ struct ReceiverCore {
   // After `pool`, so destroyed before it: digests every delivery (ReceiverOptions::digest_threads).
   std::unique_ptr<DigestPool> digests;
   NotificationRouter router;
+  // The provider names no writer of a remote write (ProviderInfo::writes_need_attestation):
+  // a chunk counts only with its sender's `written` too. Set with `node`.
+  bool writes_attested = false;
   std::unique_ptr<store::Store> store;
   ReceiptContext context;                      // for receipts this receiver issues
   std::vector<uint8_t> fabric_address;         // sent in Hello

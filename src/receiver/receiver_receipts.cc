@@ -37,6 +37,12 @@ Receipt ReceivedReceipt(const ReceiverCore& core, const DeliveryRef& ref, uint64
   r.observed_chunks = chunks;
   r.statement = "the receiver observed its own remote-write notification for each of the " +
                 std::to_string(chunks) + " chunks of this delivery, in windows it granted";
+  // rxm names no writer of a remote write: a notification alone could be another peer's.
+  if (core.writes_attested) {
+    r.statement +=
+        ", and the sender attested each chunk's completed write over its own "
+        "control connection (this provider names no writer of a remote write)";
+  }
   r.does_not_establish =
       "how many bytes each chunk's write placed (tcp and rxm report no length for a remote "
       "write), that the bytes are correct (validation), that anyone processed them, or any "

@@ -273,6 +273,8 @@ Status DeliveryRun::DeliverInSlot(uint32_t slot) {
 }
 
 // The slot's write, then its `deliver` at once: the receiver takes them in either order.
+// Where notifications name no writer, the `deliver` waits for the write's completion
+// (Step): the receiver then copies the slot out on any notification naming it.
 Status DeliveryRun::PostSlot(WriteSlot& slot, size_t index) {
   const auto [chunk, window] = ready_[ready_next_++];
   slot.chunk = chunk;
@@ -282,6 +284,11 @@ Status DeliveryRun::PostSlot(WriteSlot& slot, size_t index) {
   slot.gathered = false;
   slot.staged = true;
   WRIT_RETURN_IF_ERROR(Post(slot, index));
+  if (attests_writes_) return Status::Ok();
+  return SendDeliver();
+}
+
+Status DeliveryRun::SendDeliver() {
   if (!pending_deliver_) return Status::Ok();
   Status sent = link_.channel().Send(*pending_deliver_);
   pending_deliver_.reset();
@@ -301,6 +308,7 @@ Status DeliveryRun::Start() {
   const fabric::ProviderInfo& provider = link_.node().provider();
   WRIT_RETURN_IF_ERROR(CheckChunkFits(chunk_size_, provider.max_message_size(), provider.name()));
   granted_level_ = link_.node().provider().Grant(opt_.level);
+  attests_writes_ = provider.writes_need_attestation();
   out_.context = receipt::ContextFor(link_.node().provider(), granted_level_, true);
   if (FitsRing()) {
     if (auto slot = link_.ring().Take()) return DeliverInSlot(*slot);
@@ -371,8 +379,26 @@ Status DeliveryRun::Loop() {
   return Status::Ok();
 }
 
+// Where notifications name no writer: the chunks whose writes completed since the last turn,
+// one `written` per window, and a ring slot's `deliver` once its write completed.
+Status DeliveryRun::SendAttestations() {
+  if (ring_slot_ && chunks_done_ == out_.delivery.chunks) return SendDeliver();
+  for (size_t i = 0; i < written_.size();) {
+    protocol::Written written{out_.delivery.id, written_[i].first, {}};
+    for (; i < written_.size() && written_[i].first == written.window_id; ++i) {
+      written.chunks.push_back(written_[i].second);
+    }
+    if (Status sent = link_.channel().Send(written); !sent.ok()) {
+      return Broken(Status::Transport(sent.message()));
+    }
+  }
+  written_.clear();
+  return Status::Ok();
+}
+
 Status DeliveryRun::Step() {
   WRIT_RETURN_IF_ERROR(PostReady());
+  if (attests_writes_) WRIT_RETURN_IF_ERROR(SendAttestations());
   if (!commit_sent_ && chunks_done_ == out_.delivery.chunks && out_.bytes_moved) {
     WRIT_RETURN_IF_ERROR(SendTransportReceiptAndCommit());
   }
@@ -687,6 +713,10 @@ bool DeliveryRun::TakeRecord(WriteSlot& slot, const fabric::WorkCompletion& reco
     if (!slot.staged) prepared_.source->Release(slot.chunk * chunk_size_, slot.length);
     ++chunks_done_;
     bytes_done_ += slot.length;
+    if (attests_writes_ && !ring_slot_) {
+      written_.emplace_back(
+          slot.window, static_cast<uint32_t>(slot.chunk - grants_.at(slot.window).first_chunk));
+    }
     if (opt_.progress) opt_.progress(bytes_done_, out_.delivery.bytes);
     return true;
   }

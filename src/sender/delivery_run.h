@@ -134,6 +134,8 @@ class DeliveryRun {
   bool FitsRing() const;
   Status DeliverInSlot(uint32_t slot);
   Status PostSlot(WriteSlot& slot, size_t index);
+  Status SendDeliver();
+  Status SendAttestations();
   Status Loop();
   Status SendTransportReceiptAndCommit();
   Status ReadControl(std::chrono::microseconds wait);
@@ -173,6 +175,10 @@ class DeliveryRun {
   uint32_t idle_spins_ = 0;                           // polls in a row that found no completion
   std::optional<uint32_t> ring_slot_;                 // the ring slot it was written into
   std::optional<protocol::Deliver> pending_deliver_;  // sent once its write is posted
+  // Where notifications name no writer (ProviderInfo::writes_need_attestation): completed
+  // writes are attested over the control connection, (window, chunk in window) each.
+  bool attests_writes_ = false;
+  std::vector<std::pair<uint32_t, uint32_t>> written_;
   bool announced_ = false;
   bool commit_sent_ = false;
   bool broken_ = false;

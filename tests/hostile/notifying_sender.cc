@@ -44,7 +44,12 @@ Status NotifyingSender::NotifyWindow(const protocol::Grant& grant, uint64_t chun
       return Status::Transport("zero-byte write failed: " + records.front().status().Name());
     }
   }
-  return Status::Ok();
+  // Where notifications name no writer, a sender attests its own writes; a hostile one
+  // attests these zero-byte ones for its own delivery, as it may.
+  if (!node.provider().writes_need_attestation()) return Status::Ok();
+  std::vector<uint32_t> chunks(grant.chunk_count);
+  for (uint32_t c = 0; c < grant.chunk_count; ++c) chunks[c] = c;
+  return link_->channel().Send(protocol::Written{grant.delivery_id, grant.window_id, chunks});
 }
 
 HostileOutcome NotifyingSender::Run(protocol::Announce announce,

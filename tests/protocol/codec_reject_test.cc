@@ -87,7 +87,7 @@ TEST(CodecReject, OversizeLength) {
 
 TEST(CodecReject, UnknownType) {
   const std::vector<uint8_t> payload = PayloadOf(Encode(testing::SampleCommit()));
-  for (int type : {0, 16, 42, 255}) {
+  for (int type : {0, 17, 42, 255}) {
     EXPECT_ERROR(Decode(RawFrame(static_cast<uint8_t>(type), payload)), ErrorCode::kMalformed,
                  "frame.type: unknown message type " + std::to_string(type));
   }
@@ -108,11 +108,12 @@ TEST(CodecReject, BadMagic) {
 TEST(CodecReject, OtherVersionsAreUnsupported) {
   const std::vector<uint8_t> payload = PayloadOf(Encode(testing::SampleCommit()));
   // 1: the layout before the commit carried the digest; 2: before `receipts`, group
-  // signatures and the hello's max_in_flight; 3: before standing windows (ring, deliver).
-  for (int version : {0, 1, 2, 3, 5, 0x100, 0xffff}) {
+  // signatures and the hello's max_in_flight; 3: before standing windows (ring, deliver);
+  // 4: before `written`.
+  for (int version : {0, 1, 2, 3, 4, 6, 0x100, 0xffff}) {
     EXPECT_ERROR(Decode(RawFrame(4, payload, static_cast<uint16_t>(version))),
                  ErrorCode::kUnsupported,
-                 "frame.version: " + std::to_string(version) + ", this build speaks 4");
+                 "frame.version: " + std::to_string(version) + ", this build speaks 5");
   }
 }
 

@@ -112,10 +112,10 @@ TEST(Names, RefuseReasons) {
 }
 
 TEST(Names, MessageTypesFollowTheVariantOrder) {
-  const std::string_view expected[] = {"hello",        "announce", "grant",        "commit",
-                                       "receipt",      "refuse",   "abort",        "query",
-                                       "query-answer", "receipts", "ring",         "deliver",
-                                       "slots-free",   "remove",   "remove-answer"};
+  const std::string_view expected[] = {"hello",        "announce", "grant",         "commit",
+                                       "receipt",      "refuse",   "abort",         "query",
+                                       "query-answer", "receipts", "ring",          "deliver",
+                                       "slots-free",   "remove",   "remove-answer", "written"};
   const auto samples = testing::AllSamples();
   ASSERT_EQ(samples.size(), std::size(expected));
   for (size_t i = 0; i < samples.size(); ++i) {
@@ -123,7 +123,7 @@ TEST(Names, MessageTypesFollowTheVariantOrder) {
     EXPECT_EQ(static_cast<size_t>(TypeOf(samples[i])), i + 1);
   }
   EXPECT_EQ(MessageTypeName(static_cast<MessageType>(0)), "unknown");
-  EXPECT_EQ(MessageTypeName(static_cast<MessageType>(16)), "unknown");
+  EXPECT_EQ(MessageTypeName(static_cast<MessageType>(17)), "unknown");
 }
 
 }  // namespace

@@ -92,11 +92,14 @@ inline Remove SampleRemove() {
 
 inline RemoveAnswer SampleRemoveAnswer() { return RemoveAnswer{"d-9", "{\"removed\":\"d-9\"}"}; }
 
+// Chunks 0 to 2 of window 9, their writes completed (rxm: docs/protocol.md).
+inline Written SampleWritten() { return Written{"RC-233", 9, {0, 1, 2}}; }
+
 inline std::vector<Message> AllSamples() {
-  return {SampleHello(),       SampleAnnounce(), SampleGrant(),       SampleCommit(),
-          SampleReceipt(),     SampleRefuse(),   SampleAbort(),       SampleQuery(),
-          SampleQueryAnswer(), SampleReceipts(), SampleRing(),        SampleDeliver(),
-          SampleSlotsFree(),   SampleRemove(),   SampleRemoveAnswer()};
+  return {SampleHello(),       SampleAnnounce(), SampleGrant(),        SampleCommit(),
+          SampleReceipt(),     SampleRefuse(),   SampleAbort(),        SampleQuery(),
+          SampleQueryAnswer(), SampleReceipts(), SampleRing(),         SampleDeliver(),
+          SampleSlotsFree(),   SampleRemove(),   SampleRemoveAnswer(), SampleWritten()};
 }
 
 }  // namespace writ::protocol::testing

@@ -208,7 +208,7 @@ TEST(DigestPool, AnAbandonedDeliveryGivesBackItsWindowsOnlyOnceNoJobCanReadThem)
     live.length = delivery->BytesForChunks(live.first_chunk, live.chunk_count);
     delivery->AddWindow(std::move(live));
   }
-  ASSERT_TRUE(delivery->OnNotification(1, 0).ok());
+  ASSERT_TRUE(delivery->OnLanding(1, 0, Landing::kNotified, kNotifiedOnly).ok());
   ASSERT_TRUE(delivery->Consume().ok());  // window 1 goes to the workers (queued)
   EXPECT_TRUE(delivery->TakeDigested().empty());
   EXPECT_FALSE(delivery->all_digested());

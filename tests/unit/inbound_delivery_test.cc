@@ -68,22 +68,51 @@ struct Fixture {
   }
 };
 
+// Where notifications name no writer (rxm), a chunk needs its notification and its
+// sender's `written`, in either order; neither alone, nor either twice, counts it.
+TEST(InboundDelivery, AnAttestedChunkCountsOnlyWithBothItsNotificationAndItsWritten) {
+  Fixture f;
+  f.AddWindow(7, 30);  // chunks 0..2
+  f.AddWindow(8, 30);  // chunks 3..4
+  for (uint16_t c = 0; c < 3; ++c) {
+    ASSERT_TRUE(f.delivery->OnLanding(7, c, Landing::kNotified, kNotifiedAndAttested).ok());
+    ASSERT_TRUE(f.delivery->OnLanding(7, c, Landing::kNotified, kNotifiedAndAttested).ok());
+  }
+  ASSERT_TRUE(f.delivery->Consume().ok());
+  EXPECT_EQ(f.delivery->received_chunks(), 0u) << "notifications alone counted";
+  EXPECT_TRUE(f.writes.empty()) << "a window was consumed on notifications alone";
+  ASSERT_TRUE(f.delivery->OnLanding(8, 0, Landing::kAttested, kNotifiedAndAttested).ok());
+  ASSERT_TRUE(f.delivery->OnLanding(8, 1, Landing::kAttested, kNotifiedAndAttested).ok());
+  EXPECT_EQ(f.delivery->received_chunks(), 0u) << "attestations alone counted";
+  for (uint16_t c = 0; c < 3; ++c) {
+    ASSERT_TRUE(f.delivery->OnLanding(7, c, Landing::kAttested, kNotifiedAndAttested).ok());
+  }
+  ASSERT_TRUE(f.delivery->OnLanding(8, 0, Landing::kNotified, kNotifiedAndAttested).ok());
+  ASSERT_TRUE(f.delivery->OnLanding(8, 1, Landing::kNotified, kNotifiedAndAttested).ok());
+  EXPECT_EQ(f.delivery->received_chunks(), 5u);
+  ASSERT_TRUE(f.delivery->Consume().ok());
+  EXPECT_EQ(f.Digested().size(), 2u);
+  EXPECT_EQ(f.delivery->OnLanding(8, 2, Landing::kAttested, kNotifiedAndAttested).code(),
+            ErrorCode::kNotFound)
+      << "window 8 was consumed";
+}
+
 TEST(InboundDelivery, ConsumesWholeWindowsInOrderOnceAllTheirChunksAreNotified) {
   Fixture f;
   f.AddWindow(7, 30);  // chunks 0..2
   f.AddWindow(8, 30);  // chunks 3..4 (the last is 10 bytes, delivery is 50)
   EXPECT_FALSE(f.delivery->NeedsWindow(4));
-  ASSERT_TRUE(f.delivery->OnNotification(7, 1).ok());
-  ASSERT_TRUE(f.delivery->OnNotification(8, 0).ok());
-  ASSERT_TRUE(f.delivery->OnNotification(8, 1).ok());
+  ASSERT_TRUE(f.delivery->OnLanding(7, 1, Landing::kNotified, kNotifiedOnly).ok());
+  ASSERT_TRUE(f.delivery->OnLanding(8, 0, Landing::kNotified, kNotifiedOnly).ok());
+  ASSERT_TRUE(f.delivery->OnLanding(8, 1, Landing::kNotified, kNotifiedOnly).ok());
   ASSERT_TRUE(f.delivery->Consume().ok());
   EXPECT_TRUE(f.Digested().empty()) << "window 8 is complete but window 7 comes first";
   EXPECT_TRUE(f.writes.empty()) << "nothing may be digested before its window is complete";
 
-  ASSERT_TRUE(f.delivery->OnNotification(7, 0).ok());
+  ASSERT_TRUE(f.delivery->OnLanding(7, 0, Landing::kNotified, kNotifiedOnly).ok());
   ASSERT_TRUE(f.delivery->Consume().ok());
   EXPECT_TRUE(f.Digested().empty()) << "chunk 2 of window 7 is still missing";
-  ASSERT_TRUE(f.delivery->OnNotification(7, 2).ok());
+  ASSERT_TRUE(f.delivery->OnLanding(7, 2, Landing::kNotified, kNotifiedOnly).ok());
   ASSERT_TRUE(f.delivery->Consume().ok());
   auto consumed = f.Digested();
   ASSERT_EQ(consumed.size(), 2u) << "both windows are consumed, digested and can be returned";
@@ -111,22 +140,22 @@ TEST(InboundDelivery, AWindowIsRevokedBeforeAnyOfItsBytesAreDigested) {
   f.AddWindow(7, 30, std::move(region).value());  // chunks 0..2
   f.AddWindow(8, 30);                             // chunks 3..4
 
-  ASSERT_TRUE(f.delivery->OnNotification(7, 0).ok());
-  ASSERT_TRUE(f.delivery->OnNotification(7, 1).ok());
+  ASSERT_TRUE(f.delivery->OnLanding(7, 0, Landing::kNotified, kNotifiedOnly).ok());
+  ASSERT_TRUE(f.delivery->OnLanding(7, 1, Landing::kNotified, kNotifiedOnly).ok());
   ASSERT_TRUE(f.delivery->Consume().ok());
   EXPECT_TRUE(f.Digested().empty());
   EXPECT_TRUE(f.writes.empty()) << "a window is consumed whole, never chunk by chunk";
 
   f.memory[3] = 0xEE;  // the sender rewrites chunk 0 while its window is still granted
-  ASSERT_TRUE(f.delivery->OnNotification(7, 2).ok());
+  ASSERT_TRUE(f.delivery->OnLanding(7, 2, Landing::kNotified, kNotifiedOnly).ok());
   ASSERT_TRUE(f.delivery->Consume().ok());
   auto consumed = f.Digested();
   ASSERT_EQ(consumed.size(), 1u);
   EXPECT_FALSE(consumed[0].region.open()) << "revoked as part of consuming it";
   EXPECT_EQ(f.writes.at(0).size(), 30u) << "handed to the store in one piece";
 
-  ASSERT_TRUE(f.delivery->OnNotification(8, 0).ok());
-  ASSERT_TRUE(f.delivery->OnNotification(8, 1).ok());
+  ASSERT_TRUE(f.delivery->OnLanding(8, 0, Landing::kNotified, kNotifiedOnly).ok());
+  ASSERT_TRUE(f.delivery->OnLanding(8, 1, Landing::kNotified, kNotifiedOnly).ok());
   ASSERT_TRUE(f.delivery->Consume().ok());
   ASSERT_TRUE(f.delivery->all_consumed());
   f.Digested();
@@ -137,16 +166,18 @@ TEST(InboundDelivery, AWindowIsRevokedBeforeAnyOfItsBytesAreDigested) {
 TEST(InboundDelivery, DuplicateNotificationsCountOnce) {
   Fixture f;
   f.AddWindow(3, 100);
-  ASSERT_TRUE(f.delivery->OnNotification(3, 0).ok());
-  ASSERT_TRUE(f.delivery->OnNotification(3, 0).ok());
+  ASSERT_TRUE(f.delivery->OnLanding(3, 0, Landing::kNotified, kNotifiedOnly).ok());
+  ASSERT_TRUE(f.delivery->OnLanding(3, 0, Landing::kNotified, kNotifiedOnly).ok());
   EXPECT_EQ(f.delivery->received_chunks(), 1u);
 }
 
 TEST(InboundDelivery, RejectsAChunkOutsideItsWindowAndAWindowItDoesNotHold) {
   Fixture f;
   f.AddWindow(3, 20);
-  EXPECT_EQ(f.delivery->OnNotification(3, 2).code(), ErrorCode::kMalformed);
-  EXPECT_EQ(f.delivery->OnNotification(4, 0).code(), ErrorCode::kNotFound);
+  EXPECT_EQ(f.delivery->OnLanding(3, 2, Landing::kNotified, kNotifiedOnly).code(),
+            ErrorCode::kMalformed);
+  EXPECT_EQ(f.delivery->OnLanding(4, 0, Landing::kNotified, kNotifiedOnly).code(),
+            ErrorCode::kNotFound);
 }
 
 // Issue #14: a delivery's verdict follows its last chunk by one chunk's digest, whatever
@@ -186,7 +217,8 @@ TEST(InboundDelivery, TheLastNotificationLeavesOneChunkToDigest) {
     }
     const auto window = std::prev(granted.upper_bound(chunk));  // the one holding `chunk`
     const auto in_window = static_cast<uint16_t>(chunk - window->first);
-    ASSERT_TRUE(d.OnNotification(window->second.first, in_window).ok());
+    ASSERT_TRUE(
+        d.OnLanding(window->second.first, in_window, Landing::kNotified, kNotifiedOnly).ok());
     const size_t writes_before = writes.size();
     ASSERT_TRUE(d.Consume().ok());
     uint64_t handed = 0;

@@ -248,6 +248,29 @@ TEST(InboundRun, AnAbortedRunSendsNothingAndGivesBackItsClaims) {
   EXPECT_EQ(ended.detail, "the sender aborted it");
 }
 
+// `written` is a sender's word for its own writes where notifications name no writer; on a
+// provider that names them it is a protocol error, and there a window the delivery does not
+// hold is one too.
+TEST(InboundRun, AWrittenIsRefusedWhereNotificationsNameTheirWriter) {
+  RecordingHost host;
+  auto run = host.Start("named");
+  RunStep step = run->OnWritten(protocol::Written{"named", 5, {0}});
+  ASSERT_TRUE(step.ended);
+  EXPECT_EQ(host.events.back(), "refuse malformed @announced held");
+  EXPECT_FALSE(host.core().IdActive("named"));
+}
+
+TEST(InboundRun, AWrittenForAWindowTheDeliveryDoesNotHoldIsRefused) {
+  RecordingHost host;
+  host.core().writes_attested = true;
+  auto run = host.Start("attested");
+  RunStep step = run->OnWritten(protocol::Written{"attested", 5, {0}});
+  ASSERT_TRUE(step.ended);
+  EXPECT_EQ(host.events.back(), "refuse malformed @announced held");
+  EXPECT_NE(run->Ended("", "").detail.find("written for window 5"), std::string::npos)
+      << run->Ended("", "").detail;
+}
+
 // A window's leases (leases.h) go back when the window ends, wherever it was moved to: the
 // pool's window, the tag's binding and the tag's route to its run.
 TEST(InboundRun, AWindowsLeasesGoBackWhenTheWindowEnds) {
