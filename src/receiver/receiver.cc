@@ -181,6 +181,13 @@ Result<std::unique_ptr<store::Store>> OpenDurableStore(
   return std::unique_ptr<store::Store>(std::move(durable).value());
 }
 
+// What a notification says of its writer decides what else a chunk needs to count:
+// nothing (MSG: its endpoint; shm: its address), or its sender's `written` (rxm).
+void HeedWriterNaming(receiver::ReceiverCore& core) {
+  if (core.node->provider().names_writers()) core.router.RequireNamedWriters();
+  core.writes_attested = core.node->provider().writes_need_attestation();
+}
+
 Status ReceiverImpl::Init() {
   const ReceiverOptions& opt = core_.options;
   // Malformed keys are refused before anything is created.
@@ -217,8 +224,7 @@ Status ReceiverImpl::Init() {
   node_options.provider.service = "0";
   WRIT_ASSIGN_OR_RETURN(core_.node, open_fabric_(node_options));
   WRIT_ASSIGN_OR_RETURN(core_.fabric_address, core_.node->LocalAddress());
-  if (core_.node->provider().names_writers()) core_.router.RequireNamedWriters();
-  core_.writes_attested = core_.node->provider().writes_need_attestation();
+  HeedWriterNaming(core_);
   core_.context = receipt::ContextFor(core_.node->provider(), CompletionLevel::kDelivery, true);
   // The receiver's own rungs rest on its notifications, not on any initiator completion level.
   core_.context.completion_level = "none: receiver-side notification";
