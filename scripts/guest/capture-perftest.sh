@@ -14,6 +14,18 @@ work=$(mktemp -d)
 iterations=200
 bytes=4096
 
+# Until the server process SERVER listens on TCP port PORT (the client may connect), or it
+# exited, or 60 s passed; the socket's state is polled, there being no event to wait on.
+await_listening() {
+  local port=$1 server=$2
+  for _ in $(seq 1 600); do
+    ss -ltn "sport = :$port" | grep -q LISTEN && return 0
+    kill -0 "$server" 2>/dev/null || return 1
+    sleep 0.1
+  done
+  return 1
+}
+
 # Server in the background, client once the server listens on perftest's TCP port; GID 1
 # is rxe0's IPv4 one. Both bounded, so a failed client leaves no server waiting.
 captured_pair() {
@@ -23,10 +35,7 @@ captured_pair() {
   timeout 120 "$writ" capture --evidence "$work/$name.server.json" -- "$tool" "${args[@]}" \
     >"$work/$name.server.log" 2>&1 &
   local server=$!
-  for _ in $(seq 1 120); do
-    ss -ltn 'sport = :18515' | grep -q LISTEN && break
-    sleep 0.5
-  done
+  await_listening 18515 "$server"
   echo "=== $tool ${args[*]}"
   local rc=0
   timeout 120 "$writ" capture --evidence "$work/$name.client.json" -- "$tool" "${args[@]}" "$addr" \
@@ -142,10 +151,7 @@ libfabric_on_verbs() {
   timeout 120 "$writ" capture --evidence "$work/fi.server.json" -- fi_pingpong "${args[@]}" \
     >"$work/fi.server.log" 2>&1 &
   local server=$!
-  for _ in $(seq 1 120); do
-    ss -ltn 'sport = :47592' | grep -q LISTEN && break
-    sleep 0.5
-  done
+  await_listening 47592 "$server"
   timeout 120 "$writ" capture --evidence "$work/fi.client.json" -- fi_pingpong "${args[@]}" "$addr" \
     >"$work/fi.client.log" 2>&1 || rc=$?
   wait "$server" || rc=$?
