@@ -251,6 +251,7 @@ std::string Tally::Line() const {
     << corrupt_dropped_at_recovery << ", orphans removed " << orphans_removed
     << ", corrupt reported retained " << corrupt_reported;
   if (cut_discarded_bytes) o << ", unsynced bytes discarded by cuts " << cut_discarded_bytes;
+  if (retired) o << ", retired from the store after surviving " << retired;
   return o.str();
 }
 
@@ -285,8 +286,41 @@ void CheckOne(Receiver& receiver, const std::string& data_dir, const Delivery& d
 
 }  // namespace
 
+// `store check` of the whole store, or of the recent deliveries it lists and a random few
+// older ones.
+void CheckStored(const std::string& data_dir, const std::map<std::string, Listed>& listed,
+                 const std::vector<std::string>& recent, bool whole_store, std::mt19937_64& rng,
+                 Tally& tally) {
+  std::vector<std::string> argv = {"store", "check", "--data", data_dir, "--json"};
+  size_t expected = listed.size();
+  if (!whole_store) {
+    std::set<std::string> ids;
+    for (const auto& id : recent) {
+      if (listed.contains(id)) ids.insert(id);
+    }
+    std::vector<std::string> all;
+    for (const auto& [id, l] : listed) all.push_back(id);
+    std::shuffle(all.begin(), all.end(), rng);
+    for (size_t i = 0; i < all.size() && i < 32; ++i) ids.insert(all[i]);
+    if (ids.empty()) return;
+    argv.insert(argv.end(), ids.begin(), ids.end());
+    expected = ids.size();
+  }
+  CommandRun check = RunWrit(argv);
+  EXPECT_EQ(check.exit_code, 0) << check.out << check.err;
+  if (check.json.is_object()) {
+    const size_t bad = check.json["mismatched"].size();
+    tally.corrupt_reported += bad;
+    EXPECT_EQ(bad, 0u) << check.json.dump(2);
+    EXPECT_EQ(check.json.value("checked", size_t{0}), expected);
+  } else {
+    ADD_FAILURE() << "store check --json printed no JSON: " << check.out << check.err;
+  }
+}
+
 void CheckAfterRestart(Receiver& receiver, const std::string& data_dir, Ledger& ledger,
-                       const std::vector<std::string>& recent, std::mt19937_64& rng, Tally& tally) {
+                       const std::vector<std::string>& recent, std::mt19937_64& rng, Tally& tally,
+                       bool whole_store) {
   const auto listed = StoreLs(data_dir);
   for (const auto& id : ledger.must_survive) {
     auto it = listed.find(id);
@@ -313,16 +347,7 @@ void CheckAfterRestart(Receiver& receiver, const std::string& data_dir, Ledger& 
   for (const auto& [id, l] : listed) {
     EXPECT_TRUE(ledger.all.contains(id)) << "the store lists " << id << ", which no sender sent";
   }
-  CommandRun check = RunWrit({"store", "check", "--data", data_dir, "--json"});
-  EXPECT_EQ(check.exit_code, 0) << check.out << check.err;
-  if (check.json.is_object()) {
-    const size_t bad = check.json["mismatched"].size();
-    tally.corrupt_reported += bad;
-    EXPECT_EQ(bad, 0u) << check.json.dump(2);
-    EXPECT_EQ(check.json.value("checked", size_t{0}), listed.size());
-  } else {
-    ADD_FAILURE() << "store check --json printed no JSON: " << check.out << check.err;
-  }
+  CheckStored(data_dir, listed, recent, whole_store, rng, tally);
 
   // Every recent delivery that is retained or receipted, and a few older ones, through the
   // running receiver (`query`) and offline (`store cat`). Each `writ` process costs a few
@@ -361,6 +386,33 @@ void CheckAfterRestart(Receiver& receiver, const std::string& data_dir, Ledger& 
   tally.corrupt_dropped_at_recovery += rec.corrupt;
   tally.orphans_removed += rec.orphans;
   EXPECT_EQ(rec.retained, listed.size()) << "recovery's count and the index agree";
+}
+
+std::unique_ptr<Receiver> RetireAllBut(std::unique_ptr<Receiver> receiver,
+                                       const std::string& data_dir, const std::string& err_path,
+                                       size_t keep, Ledger& ledger, std::mt19937_64& rng,
+                                       Tally& tally) {
+  EXPECT_EQ(receiver->Stop(), 0) << "a clean stop before retiring deliveries";
+  receiver.reset();  // `store rm` takes the directory's lock
+  const auto listed = StoreLs(data_dir);
+  std::vector<std::string> ids;
+  for (const auto& [id, l] : listed) ids.push_back(id);
+  std::shuffle(ids.begin(), ids.end(), rng);
+  if (ids.size() > keep)
+    ids.resize(ids.size() - keep);
+  else
+    ids.clear();
+  // One at a time: each `store rm` takes the directory's lock.
+  for (const auto& id : ids) {
+    CommandRun rm = RunWrit({"store", "rm", id, "--data", data_dir, "--force"});
+    EXPECT_EQ(rm.exit_code, 0) << id << ": " << rm.err;
+  }
+  for (const auto& id : ids) {
+    ledger.must_survive.erase(id);
+    ledger.may_vanish.erase(id);
+  }
+  tally.retired += ids.size();
+  return Receiver::Start(data_dir, err_path);
 }
 
 }  // namespace writ::testing::faults

@@ -116,7 +116,8 @@ std::map<std::string, Listed> StoreLs(const std::string& data_dir);
 struct Tally {
   uint64_t iterations = 0, attempted = 0, receipted_pr = 0, receipted_pl = 0, survived = 0,
            vanished_pr = 0, retained_without_receipt = 0, corrupt_dropped_at_recovery = 0,
-           orphans_removed = 0, corrupt_reported = 0, cut_discarded_bytes = 0;
+           orphans_removed = 0, corrupt_reported = 0, cut_discarded_bytes = 0,
+           retired = 0;  // removed by RetireAllBut after surviving every restart until then
   std::string Line() const;
 };
 
@@ -128,11 +129,21 @@ struct Ledger {
 };
 
 // After a restart: every delivery of `must_survive` is listed with its digest; every listed
-// delivery is one a sender sent, and intact (`store check`); the `recent` deliveries
+// delivery is one a sender sent; those re-hashed by `store check` are intact: all of them when
+// `whole_store`, else the `recent` ones and a random 32 of the older ones; the `recent` deliveries
 // (receipted or not) and a sample of older ones answer `query` as the index says, and those
 // retained yield identical bytes from `store cat`. Receipted deliveries of `may_vanish` that
 // are gone are counted (and forgotten). Adds the figures to `tally`.
 void CheckAfterRestart(Receiver& receiver, const std::string& data_dir, Ledger& ledger,
-                       const std::vector<std::string>& recent, std::mt19937_64& rng, Tally& tally);
+                       const std::vector<std::string>& recent, std::mt19937_64& rng, Tally& tally,
+                       bool whole_store = true);
+
+// Stops `receiver`, removes (`writ store rm`) all but `keep` of the deliveries it retains, at
+// random, and forgets them in `ledger`; returns a receiver started again on `data_dir`. Keeps
+// a long loop's store, and so each restart's recovery, from growing with the iteration count.
+std::unique_ptr<Receiver> RetireAllBut(std::unique_ptr<Receiver> receiver,
+                                       const std::string& data_dir, const std::string& err_path,
+                                       size_t keep, Ledger& ledger, std::mt19937_64& rng,
+                                       Tally& tally);
 
 }  // namespace writ::testing::faults

@@ -175,6 +175,16 @@ TEST_F(RetentionCli, CorruptionIsFoundOfflineAndNeverReportedRetainedAfterRestar
   EXPECT_EQ(check.exit_code, 5) << check.out;
   ASSERT_EQ(check.json["mismatched"].size(), 1u);
   EXPECT_EQ(check.json["mismatched"][0]["id"], "B");
+  // Only the deliveries named: A alone passes, B alone does not, an unknown id is not found.
+  CommandRun only_a = RunWrit({"store", "check", "A", "--data", data_, "--json"});
+  EXPECT_EQ(only_a.exit_code, 0) << only_a.out << only_a.err;
+  EXPECT_EQ(only_a.json["checked"], 1);
+  CommandRun only_b = RunWrit({"store", "check", "B", "--data", data_, "--json"});
+  EXPECT_EQ(only_b.exit_code, 5) << only_b.out;
+  EXPECT_EQ(only_b.json["checked"], 1);
+  CommandRun unknown = RunWrit({"store", "check", "A", "nope", "--data", data_});
+  EXPECT_EQ(unknown.exit_code, 1) << unknown.out;
+  EXPECT_NE(unknown.err.find("no retained delivery nope"), std::string::npos) << unknown.err;
   CommandRun cat = RunWrit({"store", "cat", "B", "--data", data_});
   EXPECT_EQ(cat.exit_code, 5) << "bytes that do not have the digest: " << cat.err;
   EXPECT_EQ(RunWrit({"store", "cat", "A", "--data", data_}).exit_code, 0);

@@ -36,7 +36,7 @@ struct StoreFlags {
   std::string data;
   std::string id;
   std::string key;                 // check: the issuer's public key (hex) receipts must name
-  std::vector<std::string> names;  // quarantine purge: which files (none: all)
+  std::vector<std::string> names;  // quarantine purge: which files; check: which deliveries
   bool json = false;
   bool force = false;   // rm: even before the time its receipt promised
   int64_t region = -1;  // cat: only this region of a scatter-gather delivery (-1: all)
@@ -174,6 +174,21 @@ std::vector<std::string> ReceiptProblems(const store::IndexRow& row, const std::
   return problems;
 }
 
+// The rows of `ids`, in the index's order; an id the index does not hold is a NotFound (exit 1,
+// as for `cat`), so that a check never passes by checking nothing.
+Result<std::vector<store::IndexRow>> OnlyNamed(std::vector<store::IndexRow> rows,
+                                               const std::vector<std::string>& ids,
+                                               const std::string& dir) {
+  std::set<std::string> wanted(ids.begin(), ids.end());
+  std::vector<store::IndexRow> out;
+  for (auto& row : rows) {
+    if (wanted.erase(row.id) > 0) out.push_back(std::move(row));
+  }
+  if (!wanted.empty())
+    return Status::NotFound("store check: no retained delivery " + *wanted.begin() + " in " + dir);
+  return out;
+}
+
 int RunCheck(const StoreFlags& f) {
   if (!f.key.empty()) {
     auto parsed = receipt::ParsePublicKeyHex(f.key);
@@ -184,6 +199,11 @@ int RunCheck(const StoreFlags& f) {
   if (!store.ok()) return ReportError(store.status());
   auto rows = (*store)->List();
   if (!rows.ok()) return ReportError(rows.status());
+  if (!f.names.empty()) {
+    auto chosen = OnlyNamed(std::move(*rows), f.names, (*store)->dir());
+    if (!chosen.ok()) return ReportError(chosen.status());
+    *rows = std::move(*chosen);
+  }
   json mismatched = json::array();
   std::set<std::string> keys;
   for (const auto& row : *rows) {
@@ -402,8 +422,9 @@ void RegisterStore(CLI::App& app, CommandContext& ctx) {
   auto check = std::make_shared<StoreFlags>();
   CLI::App* check_cmd = store->add_subcommand(
       "check",
-      "Re-hash every retained delivery and check its stored receipts (about this delivery, "
-      "signatures verify); exit 5 on any mismatch");
+      "Re-hash every retained delivery (or only those named) and check its stored receipts "
+      "(about this delivery, signatures verify); exit 5 on any mismatch");
+  check_cmd->add_option("ID", check->names, "only these deliveries (each must be retained)");
   check_cmd->add_option("--data", check->data, "the receiver's data directory")->required();
   check_cmd->add_flag("--json", check->json, "print one JSON document");
   check_cmd->add_option("--key", check->key,
