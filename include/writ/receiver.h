@@ -141,8 +141,8 @@ struct ReceiverOptions {
   // as its retention class asks, with OUT_DIR/<name>.receipts.json beside it, before the
   // retained receipt goes out; an existing file with other bytes is a refusal.
   std::string out_dir;
-  // Bytes all volatile deliveries may hold together; 0: half the host's memory when held in
-  // memory, 64 GiB in a scratch directory.
+  // Bytes all volatile deliveries may hold together, their receipt texts included; 0: half
+  // the host's memory when held in memory, 64 GiB in a scratch directory.
   uint64_t volatile_capacity_bytes = 0;
   // Memory (in memory only, not with scratch_dir) kept touched and ready for volatile
   // deliveries, refilled in the background at idle priority, on top of the capacity: a

@@ -61,7 +61,8 @@ void Connection::Run() {
     const int ready = poll(fds, 2, wait_ms);
     if (ready < 0 && errno != EINTR) break;
     bool close = false;
-    Status status = Turn((fds[0].revents & (POLLIN | POLLHUP | POLLERR)) != 0, close);
+    Status status = Turn((fds[0].revents & (POLLIN | POLLHUP | POLLERR)) != 0,
+                         (fds[1].revents & POLLIN) != 0, close);
     if (!status.ok()) TellAborted(status.message());
     ReportEndedDeliveries();
     if (!status.ok() || close) break;
@@ -75,8 +76,8 @@ void Connection::Run() {
   MarkFinished();
 }
 
-Status Connection::Turn(bool readable, bool& close) {
-  Status status = ApplyNotifications();
+Status Connection::Turn(bool readable, bool signaled, bool& close) {
+  Status status = ApplyNotifications(signaled);
   if (status.ok() && readable) status = ReadMessages(close);
   if (status.ok() && peer_gone_) status = DropUncommitted();
   if (status.ok() && !close) status = AdvanceAll();
@@ -165,9 +166,9 @@ Status Connection::OnAbort(const protocol::Abort& m) {
   return Settle(*it->second, it->second->EndWith(RunEnding::Aborted("the sender aborted it")));
 }
 
-Status Connection::ApplyNotifications() {
+Status Connection::ApplyNotifications(bool signaled) {
   notifications_.clear();
-  inbox_->Drain(notifications_);
+  inbox_->Drain(notifications_, signaled);
   for (uint32_t value : notifications_) {
     const auto tag = static_cast<uint16_t>(value >> 16);
     const auto chunk = static_cast<uint16_t>(value & 0xFFFF);

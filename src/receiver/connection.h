@@ -61,7 +61,8 @@ class Connection final : public RunHost {
   // Sends the hello; false when the connection cannot start.
   bool Start();
   // One turn of the loop: what arrived, then what the runs can do, then what they produced.
-  Status Turn(bool readable, bool& close);
+  // `readable`: the control channel has input; `signaled`: the inbox's eventfd was raised.
+  Status Turn(bool readable, bool signaled, bool& close);
   // Tells the receiver's shutdown (which waits for connections to end) that this one has.
   void MarkFinished();
   // Reads every complete message that arrived; `close` when the connection must end.
@@ -70,7 +71,7 @@ class Connection final : public RunHost {
   Status OnCommit(const protocol::Commit& commit);
   Status OnAbort(const protocol::Abort& abort);
   Status OnWritten(const protocol::Written& written);
-  Status ApplyNotifications();
+  Status ApplyNotifications(bool signaled);
   Status AdvanceAll();
   // Where a step on `run` is taken in: an ended run is erased (and reported at the end of
   // the turn); the connection is idle once none is left. The step's status.

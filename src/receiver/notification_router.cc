@@ -32,9 +32,11 @@ void Inbox::Wake() {
   (void)!write(event_fd_, &one, sizeof one);
 }
 
-void Inbox::Drain(std::vector<uint32_t>& out) {
-  uint64_t counter = 0;
-  (void)!read(event_fd_, &counter, sizeof counter);
+void Inbox::Drain(std::vector<uint32_t>& out, bool signaled) {
+  if (signaled) {
+    uint64_t counter = 0;
+    (void)!read(event_fd_, &counter, sizeof counter);
+  }
   MutexLock lock(mu_);
   out.insert(out.end(), values_.begin(), values_.end());
   values_.clear();

@@ -30,8 +30,11 @@ class Inbox {
   void Push(uint32_t value);
   // Wakes the connection's thread with no value (e.g. a window was digested).
   void Wake();
-  // Moves everything queued into `out` and clears the eventfd.
-  void Drain(std::vector<uint32_t>& out);
+  // Moves everything queued into `out`; clears the eventfd when `signaled` (poll saw it
+  // readable), else leaves it alone: a read of an eventfd that was not raised is a system
+  // call for nothing, and a value pushed meanwhile is taken here anyway (its wake-up costs
+  // the next poll one early return, never a lost value).
+  void Drain(std::vector<uint32_t>& out, bool signaled = true);
 
  private:
   explicit Inbox(int fd) : event_fd_(fd) {}

@@ -86,7 +86,6 @@ class VolatileWriter : public PayloadWriter {
     VolatileStore::Entry entry;
     entry.delivery.meta = meta_;
     entry.delivery.retention = RetentionClass::kVolatile;
-    entry.delivery.receipts = receipts;
     const uint64_t held_until =
         store_.ttl_.count() > 0 ? NowUnixMs() + static_cast<uint64_t>(store_.ttl_.count()) : 0;
     entry.delivery.held_until_ms = held_until;
@@ -97,7 +96,7 @@ class VolatileWriter : public PayloadWriter {
     holding->pieces = std::move(pieces_);  // the entry holds them now, or gives them back
     pieces_.clear();
     entry.holding = std::move(holding);
-    WRIT_RETURN_IF_ERROR(store_.Insert(std::move(entry)));
+    WRIT_RETURN_IF_ERROR(store_.Insert(std::move(entry), receipts));
     committed_ = true;  // the store owns the pieces and the capacity now
     RetentionEvidence ev;
     ev.retention = RetentionClass::kVolatile;
@@ -411,6 +410,10 @@ void VolatileStore::WriterDone() {
 
 Status VolatileStore::Take(uint64_t bytes, const std::string& id) {
   MutexLock lock(mu_);
+  return TakeLocked(bytes, id);
+}
+
+Status VolatileStore::TakeLocked(uint64_t bytes, const std::string& id) {
   if (bytes > capacity_ - reserved_) {
     return Status::Refused("space: delivery " + id + " needs " + std::to_string(bytes) +
                            " more bytes but the volatile store's capacity of " +
@@ -426,23 +429,113 @@ void VolatileStore::Release(uint64_t bytes) {
   reserved_ -= bytes;
 }
 
-Status VolatileStore::Insert(Entry entry) {
+Status VolatileStore::Insert(Entry entry, const std::vector<std::string>& receipts) {
   std::shared_ptr<const Holding> refused;  // given back after the lock is let go
   MutexLock lock(mu_);
-  const std::string id = entry.delivery.meta.id;
-  auto [it, inserted] = entries_.try_emplace(id, std::move(entry));
-  if (!inserted) {
+  const std::string& id = entry.delivery.meta.id;
+  if (entries_.contains(id)) {
     refused = std::move(entry.holding);
     return Status::Refused("conflicting id: " + id + " is already retained");
   }
+  if (Status placed = AppendTexts(entry.texts, receipts, id, /*room_for_more=*/true);
+      !placed.ok()) {
+    refused = std::move(entry.holding);
+    return placed;
+  }
+  std::string key = id;
+  entries_.emplace(std::move(key), std::move(entry));
   return Status::Ok();
+}
+
+Status VolatileStore::AppendTexts(Texts& texts, std::span<const std::string> more,
+                                  const std::string& id, bool room_for_more) {
+  if (more.empty()) return Status::Ok();
+  uint64_t need = texts.used;
+  for (const auto& text : more) need += sizeof(uint32_t) + text.size();
+  if (need > texts.slot.span) {
+    const uint64_t span = arena_->SlotSize(room_for_more ? need + need / 2 : need);
+    if (span >= extent_bytes_) {
+      return Status::Refused("space: " + std::to_string(need) +
+                             " bytes of receipts do not fit in a slot of the volatile store");
+    }
+    if (span > capacity_ - reserved_) {
+      return Status::Refused("space: the receipts of delivery " + id + " need " +
+                             std::to_string(span) + " bytes of the volatile store's capacity of " +
+                             std::to_string(capacity_) + " bytes (which holds receipts too), " +
+                             std::to_string(capacity_ - reserved_) + " free");
+    }
+    reserved_ += span;
+    auto at = arena_->TakeSlot(span);
+    if (!at.ok()) {
+      reserved_ -= span;
+      return at.status();
+    }
+    if (texts.used > 0) {
+      std::string held(texts.used, '\0');
+      auto bytes = std::span(reinterpret_cast<uint8_t*>(held.data()), held.size());
+      Status moved = arena_->Read(texts.slot.at, bytes);
+      if (moved.ok()) moved = arena_->Write(*at, bytes);
+      if (!moved.ok()) {
+        arena_->GiveSlot(*at, texts.used);
+        reserved_ -= span;
+        return moved;
+      }
+    }
+    const Texts moved_from = texts;
+    DropTexts(texts);
+    texts = Texts{Piece{*at, need, span}, moved_from.used, moved_from.count};
+  }
+  // In memory straight into the slot; in a scratch file one write for all of them.
+  std::string staged;
+  uint8_t* out = arena_->in_memory() ? arena_->At(texts.slot.at + texts.used) : nullptr;
+  if (out == nullptr) staged.resize(need - texts.used);
+  uint8_t* at = out != nullptr ? out : reinterpret_cast<uint8_t*>(staged.data());
+  for (const auto& text : more) {
+    const auto length = static_cast<uint32_t>(text.size());
+    std::memcpy(at, &length, sizeof(length));
+    std::memcpy(at + sizeof(length), text.data(), text.size());
+    at += sizeof(length) + text.size();
+  }
+  if (out == nullptr) {
+    WRIT_RETURN_IF_ERROR(
+        arena_->Write(texts.slot.at + texts.used,
+                      std::span(reinterpret_cast<const uint8_t*>(staged.data()), staged.size())));
+  }
+  texts.used = need;
+  texts.count += static_cast<uint32_t>(more.size());
+  return Status::Ok();
+}
+
+std::vector<std::string> VolatileStore::ReadTexts(const Texts& texts) const {
+  std::vector<std::string> out;
+  out.reserve(texts.count);
+  uint64_t at = texts.slot.at;
+  for (uint32_t i = 0; i < texts.count; ++i) {
+    uint32_t length = 0;
+    (void)arena_->Read(at, std::span(reinterpret_cast<uint8_t*>(&length), sizeof(length)));
+    std::string text(length, '\0');
+    (void)arena_->Read(at + sizeof(length),
+                       std::span(reinterpret_cast<uint8_t*>(text.data()), text.size()));
+    out.push_back(std::move(text));
+    at += sizeof(length) + length;
+  }
+  return out;
+}
+
+void VolatileStore::DropTexts(Texts& texts) {
+  if (texts.slot.span == 0) return;
+  arena_->GiveSlot(texts.slot.at, texts.used);
+  reserved_ -= std::min(reserved_, texts.slot.span);
+  texts = Texts{};
 }
 
 Result<std::optional<RetainedDelivery>> VolatileStore::Lookup(const std::string& id) {
   MutexLock lock(mu_);
   auto it = entries_.find(id);
   if (it == entries_.end()) return std::optional<RetainedDelivery>();
-  return std::optional<RetainedDelivery>(it->second.delivery);
+  std::optional<RetainedDelivery> held(it->second.delivery);
+  held->receipts = ReadTexts(it->second.texts);
+  return held;
 }
 
 Result<std::optional<RetainedDelivery>> VolatileStore::LookupVerified(const std::string& id) {
@@ -475,11 +568,28 @@ Result<std::unique_ptr<PayloadWriter>> VolatileStore::Begin(const DeliveryMeta& 
 }
 
 Status VolatileStore::AppendReceipt(const std::string& id, const std::string& receipt_json) {
+  return AppendReceipts(id, std::span(&receipt_json, 1));
+}
+
+Status VolatileStore::AppendReceipts(const std::string& id,
+                                     const std::vector<std::string>& receipts) {
+  return AppendReceipts(id, std::span<const std::string>(receipts));
+}
+
+// A receipt that cannot be recorded undoes the commit (Store::AppendReceipt): the delivery
+// is not held without the receipts that say it is, and its capacity goes back.
+Status VolatileStore::AppendReceipts(const std::string& id, std::span<const std::string> receipts) {
+  std::shared_ptr<const Holding> dropped;  // given back after the lock is let go
   MutexLock lock(mu_);
   auto it = entries_.find(id);
   if (it == entries_.end()) return Status::NotFound("no retained delivery " + id);
-  it->second.delivery.receipts.push_back(receipt_json);
-  return Status::Ok();
+  Status appended = AppendTexts(it->second.texts, receipts, id, /*room_for_more=*/false);
+  if (appended.ok()) return appended;
+  reserved_ -= std::min(reserved_, it->second.reserved);
+  DropTexts(it->second.texts);
+  dropped = std::move(it->second.holding);
+  entries_.erase(it);
+  return appended.Annotate("volatile store: delivery " + id + " is not held");
 }
 
 uint64_t VolatileStore::used_bytes() const {
@@ -552,6 +662,7 @@ Status VolatileStore::DropSuperseded(const std::string& id) {
   auto it = entries_.find(id);
   if (it == entries_.end()) return Status::Ok();
   reserved_ -= std::min(reserved_, it->second.reserved);
+  DropTexts(it->second.texts);
   dropped = std::move(it->second.holding);
   entries_.erase(it);
   return Status::Ok();
@@ -572,6 +683,7 @@ Result<Removal> VolatileStore::Remove(const std::string& id, bool force, uint64_
     removal.bytes = d.meta.bytes;
     removal.held_until_ms = d.held_until_ms;
     reserved_ -= std::min(reserved_, it->second.reserved);
+    DropTexts(it->second.texts);
     removed = std::move(it->second.holding);
     entries_.erase(it);
   }

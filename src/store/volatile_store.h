@@ -1,7 +1,10 @@
 // The volatile store: retained bytes live in the store's arena (volatile_arena.h): one
 // memory file (memfd) mapped into the receiver once, or with a scratch directory one
 // unlinked file, held by the receiver process (not the process's heap; bounded by the
-// store's capacity whatever the delivery size). They vanish when the process ends.
+// store's capacity whatever the delivery size). They vanish when the process ends. So do a
+// retained delivery's receipt texts: they live in a slab slot of the same arena, counted in
+// the capacity, not on the process's heap (which a store of small deliveries would otherwise
+// grow by a few pages per delivery).
 //
 // A delivery is held in extents (64 MiB) of the arena, the last one (or a delivery under
 // one) in a slab slot unless the extent beside its others is free. With a reserve, a
@@ -74,6 +77,8 @@ class VolatileStore : public Store {
   Result<std::unique_ptr<PayloadWriter>> Begin(const DeliveryMeta& meta,
                                                RetentionClass retention) override;
   Status AppendReceipt(const std::string& id, const std::string& receipt_json) override;
+  Status AppendReceipts(const std::string& id, const std::vector<std::string>& receipts) override;
+  Status AppendReceipts(const std::string& id, std::span<const std::string> receipts);
   Status Read(const std::string& id, uint64_t offset, std::span<uint8_t> out) override;
   // In the arena's memory, when the range lies in one piece or in pieces side by side; the
   // view keeps the delivery's memory (not its capacity) and the arena's mapping, even after
@@ -112,22 +117,41 @@ class VolatileStore : public Store {
     std::vector<Piece> pieces;
     ~Holding();
   };
-  // A retained delivery holds no file descriptor and no mapping of its own.
+  // A retained delivery's receipt texts in one slab slot of the arena, one after another,
+  // each after its length (u32). The slot is counted in the capacity.
+  struct Texts {
+    Piece slot;         // span 0: none yet
+    uint64_t used = 0;  // bytes of the slot written
+    uint32_t count = 0;
+  };
+  // A retained delivery holds no file descriptor and no mapping of its own; its
+  // `delivery.receipts` stay empty (the texts are in `texts`).
   struct Entry {
     RetainedDelivery delivery;
     std::shared_ptr<const Holding> holding;
-    uint64_t reserved = 0;  // of the capacity, given back when it is removed
+    Texts texts;
+    uint64_t reserved = 0;  // of the capacity, given back when it is removed (texts apart)
   };
   // Capacity is taken an extent at a time, as a delivery's windows are granted (not for the
   // whole announced size at once); Refused (space) when `bytes` more do not fit.
   Status Take(uint64_t bytes, const std::string& id);
+  Status TakeLocked(uint64_t bytes, const std::string& id) REQUIRES(mu_);
+  // Appends `more` to `texts`, moving them to a larger slot when they do not fit (with room
+  // for half as much again when `room_for_more`: at a commit, whose retained receipt
+  // follows); Refused (space) when the capacity has no room for it.
+  Status AppendTexts(Texts& texts, std::span<const std::string> more, const std::string& id,
+                     bool room_for_more) REQUIRES(mu_);
+  std::vector<std::string> ReadTexts(const Texts& texts) const REQUIRES(mu_);
+  // Gives an entry's texts slot back to the arena and its span back to the capacity.
+  void DropTexts(Texts& texts) REQUIRES(mu_);
   VolatileStore(std::string dir, uint64_t capacity) : dir_(std::move(dir)), capacity_(capacity) {}
   uint64_t extent_bytes_ = 64ull << 20;
   void Release(uint64_t bytes);
   // Splits [offset, offset + out.size()) of a delivery at piece boundaries and reads it.
   Status ReadPieces(const std::vector<Piece>& pieces, const std::string& id, uint64_t bytes,
                     uint64_t offset, std::span<uint8_t> out) const;
-  Status Insert(Entry entry);
+  // Inserts the entry with `receipts` as its texts.
+  Status Insert(Entry entry, const std::vector<std::string>& receipts);
   // Whole extents go to the reserve (cleared there) while it has room, the rest back to the
   // arena with their memory.
   void GivePieces(const std::vector<Piece>& pieces);

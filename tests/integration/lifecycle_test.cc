@@ -172,7 +172,12 @@ TEST(Lifecycle, VolatileCapacityRefusesWhatDoesNotFit) {
   CommandRun refused = RunWrit({"send", dir.File("big"), "--to", serve->address()});
   EXPECT_EQ(refused.exit_code, 3) << refused.err;
   EXPECT_NE(refused.err.find("capacity of 65536 bytes"), std::string::npos) << refused.err;
-  WritePatternFile(dir.File("small"), 4, 60000);
+  // The capacity holds each delivery's receipts too (a slot of 8 KiB for these).
+  WritePatternFile(dir.File("tight"), 5, 60000);
+  CommandRun tight = RunWrit({"send", dir.File("tight"), "--to", serve->address()});
+  EXPECT_EQ(tight.exit_code, 3) << tight.err;
+  EXPECT_NE(tight.err.find("the receipts of delivery"), std::string::npos) << tight.err;
+  WritePatternFile(dir.File("small"), 4, 50000);
   CommandRun fits = RunWrit({"send", dir.File("small"), "--to", serve->address()});
   EXPECT_EQ(fits.exit_code, 0) << fits.err;
   EXPECT_EQ(serve->Stop(), 0);

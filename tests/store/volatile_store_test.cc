@@ -453,6 +453,70 @@ TEST(VolatileStore, ManyTinyRetainedDeliveriesCostNoMappingOrDescriptorEach) {
   EXPECT_EQ(store->free_extents(), free_while_held + 1) << "the emptied slab was given back";
 }
 
+// A retained delivery's receipt texts live in the arena, counted in the capacity: they read
+// back in order however many are appended (moving to larger slots), a store without room for
+// them refuses the commit by name and keeps nothing, and a removal gives all of it back.
+TEST(VolatileStore, ReceiptTextsLiveInTheArenaAndCountInTheCapacity) {
+  CountingEnv env;
+  auto store = InMemory(&env, 1 << 20);
+  const auto bytes = Bytes(15, 4096);
+  auto writer = store->Begin(MetaFor("r", bytes), RetentionClass::kVolatile);
+  ASSERT_TRUE(writer.ok());
+  ASSERT_TRUE((*writer)->Write(0, bytes).ok());
+  const std::vector<std::string> first = {std::string(700, 'a'), std::string(900, 'b')};
+  ASSERT_TRUE((*writer)->Commit(first).ok());
+  EXPECT_EQ(store->used_bytes(), 4096u + 4096u) << "the bytes and a 4 KiB slot of texts";
+  std::vector<std::string> all = first;
+  for (int i = 0; i < 40; ++i) {  // well past the first slot
+    all.push_back(std::string(100 + static_cast<size_t>(i) * 37, static_cast<char>('c' + i % 20)));
+    ASSERT_TRUE(store->AppendReceipt("r", all.back()).ok()) << i;
+  }
+  auto held = store->Lookup("r");
+  ASSERT_TRUE(held.ok() && held->has_value());
+  ASSERT_EQ((*held)->receipts.size(), all.size());
+  for (size_t i = 0; i < all.size(); ++i) {
+    EXPECT_TRUE((*held)->receipts[i] == all[i]) << "receipt " << i;
+  }
+  EXPECT_EQ(env.writes, 0) << "in memory: copied, no system call";
+  EXPECT_EQ(ReadAll(*store, "r", bytes.size()), bytes);
+  ASSERT_TRUE(store->Remove("r", false, 0).ok());
+  EXPECT_EQ(store->used_bytes(), 0u) << "the texts' slot went back with the bytes";
+
+  // Room for the bytes but not for the receipts: refused, nothing kept, capacity intact.
+  auto tight = InMemory(nullptr, 8192);
+  auto w = tight->Begin(MetaFor("t", bytes), RetentionClass::kVolatile);
+  ASSERT_TRUE(w.ok());
+  ASSERT_TRUE((*w)->Write(0, bytes).ok());
+  auto refused = (*w)->Commit({std::string(5000, 'x')});
+  ASSERT_FALSE(refused.ok());
+  EXPECT_NE(refused.status().message().find("space"), std::string::npos)
+      << refused.status().ToString();
+  EXPECT_NE(refused.status().message().find("the receipts of delivery t need 8192 bytes"),
+            std::string::npos)
+      << refused.status().ToString();
+  w->reset();
+  EXPECT_EQ(tight->used_bytes(), 0u);
+  auto none = tight->Lookup("t");
+  ASSERT_TRUE(none.ok());
+  EXPECT_FALSE(none->has_value());
+
+  // Committed without receipts, then a receipt that does not fit: the commit is undone (the
+  // delivery is not held without the receipts that say so) and its capacity given back.
+  auto a = tight->Begin(MetaFor("a", bytes), RetentionClass::kVolatile);
+  ASSERT_TRUE(a.ok());
+  ASSERT_TRUE((*a)->Write(0, bytes).ok());
+  ASSERT_TRUE((*a)->Commit({}).ok());
+  a->reset();
+  Status appended = tight->AppendReceipt("a", std::string(5000, 'y'));
+  EXPECT_EQ(appended.code(), ErrorCode::kRefused) << appended.ToString();
+  EXPECT_NE(appended.message().find("delivery a is not held"), std::string::npos)
+      << appended.ToString();
+  auto undone = tight->Lookup("a");
+  ASSERT_TRUE(undone.ok());
+  EXPECT_FALSE(undone->has_value());
+  EXPECT_EQ(tight->used_bytes(), 0u);
+}
+
 // A slot is shared over time by deliveries of one size class: a removed delivery's bytes are
 // cleared before the next one is placed there (a sender may notify chunks it never wrote).
 TEST(VolatileStore, ARemovedDeliverysSlotIsClearedForTheNext) {

@@ -348,8 +348,8 @@ void AddLimitOptions(CLI::App& app, ServeFlags& flags) {
                   "windows one sender may hold at once")
       ->capture_default_str();
   cmd->add_option("--volatile-capacity", flags.volatile_capacity,
-                  "bytes all volatile deliveries may hold together; 0: half the host's memory "
-                  "(64GiB with --scratch)")
+                  "bytes all volatile deliveries may hold together, their receipts included; 0: "
+                  "half the host's memory (64GiB with --scratch)")
       ->capture_default_str();
   cmd->add_option("--max-connections", flags.max_connections,
                   "control connections at once (when full, the one idle longest makes room)")
