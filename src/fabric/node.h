@@ -115,8 +115,12 @@ class FabricNode final : public FabricPort {
   // Records read while progressing inside PostWrite, handed out by the next Poll.
   std::vector<WorkCompletion> backlog_ GUARDED_BY(mu_);
   bool wait_objects_ = false;
-  int eq_wait_fd_ = -1;                          // owned by eq_
-  EventFd endpoints_changed_;                    // raised whenever an endpoint is opened
+  int eq_wait_fd_ = -1;                                    // owned by eq_
+  EventFd endpoints_changed_;                              // raised whenever an endpoint is opened
+  bool endpoints_changed_raised_ GUARDED_BY(mu_) = false;  // and not drained since
+  static constexpr uint32_t kEventsEveryPolls = 32;
+  bool last_poll_found_records_ GUARDED_BY(mu_) = false;
+  uint32_t polls_since_events_ GUARDED_BY(mu_) = 0;
   std::vector<fid*> wait_fids_ GUARDED_BY(mu_);  // scratch for fi_trywait
 
   mutable Mutex mu_;

@@ -83,8 +83,8 @@ void ProgressLoop::Run() {
       if (!*prepared) continue;  // a queue has something: poll it first
       wait_fds.push_back({wake_fd_.fd(), POLLIN, 0});
       // The timeout only bounds how long a missed wake-up could cost.
-      (void)poll(wait_fds.data(), wait_fds.size(), kWaitTimeoutMs);
-      wake_fd_.Drain();
+      const int ready = poll(wait_fds.data(), wait_fds.size(), kWaitTimeoutMs);
+      if (ready > 0 && (wait_fds.back().revents & POLLIN) != 0) wake_fd_.Drain();  // raised only
       continue;
     }
     // Spin briefly for latency, then back off so an idle target leaves the core free:
