@@ -100,7 +100,16 @@ test_stage() {
   echo "=== writ tests: $label tests ($dir) ==="
   (cd "$dir" && ctest --output-on-failure -j"$jobs" --timeout 900 "${ctest_args[@]}") || rc=$?
   ended "$label tests" "$t0"
+  if ((rc != 0)); then failed_tests "$label" "$dir" >>"$summary"; fi
   return $rc
+}
+
+# CI shows only the end of the output, where the fuzz stage's log lands: so each failed
+# test is named again in a summary printed last.
+failed_tests() {
+  local failed=$2/Testing/Temporary/LastTestsFailed.log
+  if [[ -s $failed ]]; then sed "s/^/FAILED in $1 tests: /" "$failed"
+  else echo "FAILED: $1 tests (CTest named no test)"; fi
 }
 
 # A stage is one phase, or two for asan (stage_config's asan-processes and asan-rest).
@@ -114,14 +123,17 @@ for stage in "${stages[@]}"; do stage_config "$stage" || exit 2; done
 status=0
 # Static checks first; a failure is reported but the test stages still run.
 echo "=== writ tests: static checks ==="
-bash scripts/check-format.sh || status=1
+summary=$(mktemp)
+bash scripts/check-format.sh || { status=1; echo "FAILED: check-format.sh" >>"$summary"; }
 # The release stage starts with the source checks that need no build.
-if [[ " ${stages[*]} " == *" release "* ]]; then scripts/check-function-length.sh || status=1; fi
+if [[ " ${stages[*]} " == *" release "* ]]; then
+  scripts/check-function-length.sh || { status=1; echo "FAILED: check-function-length.sh" >>"$summary"; }
+fi
 
 # Background jobs run in their own process groups (set -m), ended with the script.
 next_pid=""
 fuzz_pid=""
-trap 'for p in $next_pid $fuzz_pid; do kill -- -"$p" 2>/dev/null || true; done' EXIT
+trap 'for p in $next_pid $fuzz_pid; do kill -- -"$p" 2>/dev/null || true; done; rm -f "$summary"' EXIT
 trap 'exit 130' INT TERM
 # The fuzz stage, when it is last, is built and tested entirely in
 # the background from the start of the ASan process tests (or of the stage before it): its fuzzers and the
@@ -140,7 +152,7 @@ start_fuzz() {
   set -m
   (renice -n 19 -p $BASHPID >/dev/null
    if build_stage fuzz; then test_stage fuzz; else
-     echo "=== writ tests: fuzz build failed; its tests did not run ==="; exit 1; fi
+     echo "=== writ tests: fuzz build failed; its tests did not run ===" | tee -a "$summary"; exit 1; fi
   ) >"$fuzz_log" 2>&1 &
   fuzz_pid=$!
   set +m
@@ -159,7 +171,7 @@ for ((i = 0; i < ${#stages[@]}; i++)); do
   if ((built)); then
     test_stage "${stages[i]}" || status=1
   else
-    echo "=== writ tests: ${stages[i]} build failed; its tests did not run ==="
+    echo "=== writ tests: ${stages[i]} build failed; its tests did not run ===" | tee -a "$summary"
     status=1
   fi
   if [[ -n $next_pid ]]; then
@@ -176,4 +188,9 @@ if [[ -n $fuzz_pid ]]; then
   cat "$fuzz_log"
 fi
 rm -f "$fuzz_log"
+if ((status != 0)); then
+  echo "=== writ tests: summary of failures ==="
+  cat "$summary"
+fi
+rm -f "$summary"
 exit $status
