@@ -29,11 +29,15 @@ void WireWriter::U16(uint16_t v) {
 }
 
 void WireWriter::U32(uint32_t v) {
-  for (int i = 0; i < 4; ++i) out_.push_back(static_cast<uint8_t>(v >> (8 * i)));
+  uint8_t le[4];
+  for (int i = 0; i < 4; ++i) le[i] = static_cast<uint8_t>(v >> (8 * i));
+  out_.insert(out_.end(), le, le + sizeof le);
 }
 
 void WireWriter::U64(uint64_t v) {
-  for (int i = 0; i < 8; ++i) out_.push_back(static_cast<uint8_t>(v >> (8 * i)));
+  uint8_t le[8];
+  for (int i = 0; i < 8; ++i) le[i] = static_cast<uint8_t>(v >> (8 * i));
+  out_.insert(out_.end(), le, le + sizeof le);
 }
 
 // Callers validate sizes against Limits (all far below 4 GiB) before encoding.
@@ -44,7 +48,9 @@ void WireWriter::Bytes(std::span<const uint8_t> v) {
 
 void WireWriter::String(std::string_view v) {
   U32(static_cast<uint32_t>(v.size()));
-  out_.insert(out_.end(), v.begin(), v.end());
+  // As bytes: one copy of the run (a receipt is kilobytes), not a conversion per char.
+  const auto* bytes = reinterpret_cast<const uint8_t*>(v.data());
+  out_.insert(out_.end(), bytes, bytes + v.size());
 }
 
 std::string WireReader::Where(std::string_view field) const {
@@ -102,7 +108,7 @@ Result<std::vector<uint8_t>> WireReader::Bytes(std::string_view field) {
 
 Result<std::string> WireReader::String(std::string_view field) {
   WRIT_ASSIGN_OR_RETURN(auto b, TakePrefixed(field));
-  return std::string(b.begin(), b.end());
+  return std::string(reinterpret_cast<const char*>(b.data()), b.size());
 }
 
 bool WireReader::NextU32Is(uint32_t value) const {

@@ -1,6 +1,7 @@
 #include "receipt/canonical_json.h"
 
 #include <charconv>
+#include <cstring>
 
 #include "common/printable.h"
 #include "receipt/merkle.h"
@@ -116,10 +117,32 @@ void AppendMembersAfterSignature(std::string& out, const Receipt& r) {
 
 }  // namespace
 
+namespace {
+
+// Whether none of eight bytes needs more than copying into a JSON string: each is printable
+// ASCII (0x20..0x7f) and neither '"' nor '\\'. Receipts are long runs of such bytes
+// (sentences, hex), so the writer skips them a word at a time; the tests are exact.
+bool EightPlainBytes(const char* p) {
+  constexpr uint64_t kOnes = 0x0101010101010101ULL;
+  constexpr uint64_t kHighs = 0x8080808080808080ULL;
+  uint64_t w;
+  std::memcpy(&w, p, sizeof w);
+  const auto has_zero = [](uint64_t v) { return (v - kOnes) & ~v & kHighs; };
+  const uint64_t below_space = (w - kOnes * 0x20) & ~w & kHighs;
+  return ((w & kHighs) | below_space | has_zero(w ^ (kOnes * '"')) |
+          has_zero(w ^ (kOnes * '\\'))) == 0;
+}
+
+}  // namespace
+
 void AppendJsonString(std::string& out, std::string_view text) {
   out += '"';
   size_t plain = 0;  // start of the run of bytes copied as they are
   for (size_t i = 0; i < text.size();) {
+    if (i + 8 <= text.size() && EightPlainBytes(text.data() + i)) {
+      i += 8;
+      continue;
+    }
     const auto c = static_cast<unsigned char>(text[i]);
     if (c >= 0x20 && c != '"' && c != '\\' && c < 0x80) {
       ++i;

@@ -1,6 +1,8 @@
 // How an inbound run finishes once every byte is in and digested: validated against the
 // digest it must match, processed when asked, published to the out directory, committed to
 // the store with its receipts, and ended retained; or refused at the first step that fails.
+#include <span>
+
 #include "receiver/inbound_run.h"
 #include "receiver/out_dir.h"
 #include "receiver/out_files.h"
@@ -128,8 +130,7 @@ RunStep InboundRun::OnRetainedSigned(std::string json) {
   // The retained receipt is recorded with the delivery (after those signed with it) before
   // it is sent; if that fails the class was not reached (the store has undone the commit),
   // and the sender is told so.
-  const std::vector<std::string> after_commit(receipts_.begin() + recorded_at_commit_,
-                                              receipts_.end());
+  const auto after_commit = std::span<const std::string>(receipts_).subspan(recorded_at_commit_);
   if (Status recorded = core_.store->AppendReceipts(id_, after_commit); !recorded.ok()) {
     return Refuse(ReasonFor(recorded), "retention failed: " + recorded.message());
   }

@@ -19,12 +19,15 @@ Result<ReceiptOutbox::Signed> ReceiptOutbox::SignIssued(ReceiptSigner& signer,
   ids.reserve(group.size());
   for (const Receipt& r : group) ids.push_back(r.delivery.id);
   const size_t issued = group.size();
+  group.reserve(issued + with.size());
   group.insert(group.end(), std::make_move_iterator(with.begin()),
                std::make_move_iterator(with.end()));
   WRIT_ASSIGN_OR_RETURN(std::vector<std::string> json, signer.Sign(std::move(group)));
   out.with.assign(std::make_move_iterator(json.begin() + static_cast<ptrdiff_t>(issued)),
                   std::make_move_iterator(json.end()));
   json.resize(issued);
+  out.issued.reserve(issued);
+  pending_.reserve(pending_.size() + issued);
   for (size_t i = 0; i < json.size(); ++i) {
     out.issued.push_back(protocol::Receipt{ids[i], json[i]});
     pending_.push_back(protocol::Receipt{ids[i], std::move(json[i])});

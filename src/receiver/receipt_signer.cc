@@ -47,6 +47,9 @@ Result<std::string> ReceiptSigner::SignOne(Receipt receipt) {
 
 void ReceiptSigner::SignGroup(const std::vector<Request*>& group) {
   std::vector<Receipt> all;
+  size_t count = 0;
+  for (const Request* r : group) count += r->receipts.size();
+  all.reserve(count);
   for (Request* r : group) {
     for (Receipt& receipt : r->receipts) all.push_back(std::move(receipt));
   }
@@ -63,6 +66,7 @@ void ReceiptSigner::SignGroup(const std::vector<Request*>& group) {
       continue;
     }
     std::vector<std::string> own;
+    own.reserve(r->receipts.size());
     for (size_t i = 0; i < r->receipts.size(); ++i)
       own.push_back(std::move((*signed_json)[next++]));
     r->result = std::move(own);

@@ -786,6 +786,8 @@ void DeliveryRun::AddReceipt(Receipt receipt) {
   const auto order = [](ReceiptRung rung) {
     return rung == ReceiptRung::kRetained ? 5 : RungOrder(rung);
   };
+  // transport, received, validated, processed, retained: one allocation for all of them.
+  if (out_.receipts.capacity() == 0) out_.receipts.reserve(5);
   auto at = std::find_if(out_.receipts.begin(), out_.receipts.end(),
                          [&](const Receipt& r) { return order(r.rung) > order(receipt.rung); });
   out_.receipts.insert(at, std::move(receipt));

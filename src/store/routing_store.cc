@@ -33,8 +33,7 @@ Status RoutingStore::AppendReceipt(const std::string& id, const std::string& rec
   return volatile_->AppendReceipt(id, receipt_json);
 }
 
-Status RoutingStore::AppendReceipts(const std::string& id,
-                                    const std::vector<std::string>& receipts) {
+Status RoutingStore::AppendReceipts(const std::string& id, std::span<const std::string> receipts) {
   // As AppendReceipt, the durable store asked once: it answers NotFound at the first.
   if (receipts.empty()) return Status::Ok();
   Status s = durable_->AppendReceipts(id, receipts);

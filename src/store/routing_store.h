@@ -23,7 +23,7 @@ class RoutingStore : public Store {
                                                RetentionClass retention) override;
   Status AppendReceipt(const std::string& id, const std::string& receipt_json) override;
   // The durable store is asked once, not once per receipt.
-  Status AppendReceipts(const std::string& id, const std::vector<std::string>& receipts) override;
+  Status AppendReceipts(const std::string& id, std::span<const std::string> receipts) override;
   Status Read(const std::string& id, uint64_t offset, std::span<uint8_t> out) override;
   Result<HeldView> View(const std::string& id, uint64_t offset, uint64_t length) override;
   Result<Removal> Remove(const std::string& id, bool force, uint64_t now_ms) override;

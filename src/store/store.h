@@ -110,7 +110,7 @@ class Store {
   virtual Status AppendReceipt(const std::string& id, const std::string& receipt_json) = 0;
   // Several, in order (receipts signed with the retention receipt, which comes last); the
   // first failure ends it.
-  virtual Status AppendReceipts(const std::string& id, const std::vector<std::string>& receipts) {
+  virtual Status AppendReceipts(const std::string& id, std::span<const std::string> receipts) {
     for (const std::string& json : receipts) WRIT_RETURN_IF_ERROR(AppendReceipt(id, json));
     return Status::Ok();
   }

@@ -571,11 +571,6 @@ Status VolatileStore::AppendReceipt(const std::string& id, const std::string& re
   return AppendReceipts(id, std::span(&receipt_json, 1));
 }
 
-Status VolatileStore::AppendReceipts(const std::string& id,
-                                     const std::vector<std::string>& receipts) {
-  return AppendReceipts(id, std::span<const std::string>(receipts));
-}
-
 // A receipt that cannot be recorded undoes the commit (Store::AppendReceipt): the delivery
 // is not held without the receipts that say it is, and its capacity goes back.
 Status VolatileStore::AppendReceipts(const std::string& id, std::span<const std::string> receipts) {

@@ -77,8 +77,7 @@ class VolatileStore : public Store {
   Result<std::unique_ptr<PayloadWriter>> Begin(const DeliveryMeta& meta,
                                                RetentionClass retention) override;
   Status AppendReceipt(const std::string& id, const std::string& receipt_json) override;
-  Status AppendReceipts(const std::string& id, const std::vector<std::string>& receipts) override;
-  Status AppendReceipts(const std::string& id, std::span<const std::string> receipts);
+  Status AppendReceipts(const std::string& id, std::span<const std::string> receipts) override;
   Status Read(const std::string& id, uint64_t offset, std::span<uint8_t> out) override;
   // In the arena's memory, when the range lies in one piece or in pieces side by side; the
   // view keeps the delivery's memory (not its capacity) and the arena's mapping, even after

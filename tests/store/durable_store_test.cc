@@ -644,7 +644,8 @@ TEST(DurableStore, RoutingStoreAppendsSeveralReceiptsInOrderWhereTheDeliveryIs) 
         std::tuple{"p2", p, RetentionClass::kProcessRestart}}) {
     SCOPED_TRACE(id);
     ASSERT_TRUE(StoreDelivery(store, MetaFor(id, bytes), bytes, retention).status.ok());
-    ASSERT_TRUE(store.AppendReceipts(id, {"{\"n\":1}", "{\"n\":2}"}).ok());
+    const std::vector<std::string> two = {"{\"n\":1}", "{\"n\":2}"};
+    ASSERT_TRUE(store.AppendReceipts(id, two).ok());
     auto held = store.Lookup(id);
     ASSERT_TRUE(held.ok() && held->has_value());
     const auto& receipts = (*held)->receipts;
@@ -652,7 +653,8 @@ TEST(DurableStore, RoutingStoreAppendsSeveralReceiptsInOrderWhereTheDeliveryIs) 
     EXPECT_EQ(receipts[receipts.size() - 2], "{\"n\":1}");
     EXPECT_EQ(receipts.back(), "{\"n\":2}");
   }
-  EXPECT_EQ(store.AppendReceipts("none", {"{}"}).code(), ErrorCode::kNotFound);
+  const std::vector<std::string> one = {"{}"};
+  EXPECT_EQ(store.AppendReceipts("none", one).code(), ErrorCode::kNotFound);
 }
 
 TEST(FaultInjectionEnv, ParsesSpecsAndFailsTheNthCall) {

@@ -222,6 +222,31 @@ TEST_F(ReceiptWriter, RandomUnicodeFieldsAreTheDocumentsBytes) {
   }
 }
 
+// The writer skips plain bytes eight at a time: every byte value, at every place in and
+// across a word, before and after a run of plain ones, is still written as the document did.
+TEST_F(ReceiptWriter, EveryByteAtEveryPlaceOfAWordIsTheDocumentsBytes) {
+  Receipt r = EveryShape("id", 0)[2];
+  Receipt expected = r;
+  // A lone byte of 0x80 or more is not UTF-8: the writer puts U+FFFD in its place, which the
+  // document (it refuses such bytes) is given instead.
+  const auto as_document = [](std::string text, size_t at) {
+    if (static_cast<unsigned char>(text[at]) >= 0x80) text.replace(at, 1, "\xef\xbf\xbd");
+    return text;
+  };
+  for (int byte = 0; byte < 256; ++byte) {
+    for (size_t at = 0; at < 17; ++at) {
+      std::string text(24, 'a');
+      text[at] = static_cast<char>(byte);
+      r.statement = text;
+      expected.statement = as_document(text, at);
+      ASSERT_EQ(ReceiptToJson(r), DomReceiptText(expected)) << "byte " << byte << " at " << at;
+      r.statement = text.substr(0, at + 1);  // the byte last, in a word or in the tail
+      expected.statement = as_document(r.statement, at);
+      ASSERT_EQ(ReceiptToJson(r), DomReceiptText(expected)) << "byte " << byte << " last at " << at;
+    }
+  }
+}
+
 TEST_F(ReceiptWriter, ABytesThatIsNotUtf8IsWrittenAsTheReplacementCharacter) {
   Receipt r = EveryShape("id", 0)[2];
   r.statement = "bad \xff byte and truncated \xe6\x97";
