@@ -29,16 +29,11 @@ Result<ReceiptSignature> SignMessage(const Identity& identity, std::string_view 
   return out;
 }
 
-// A receipt's unsigned text (what a signature or a leaf covers) and where its signature
-// member goes, written once; the signed text splices the signature in.
-struct UnsignedText {
-  std::string text;
-  size_t signature_at = 0;
+// A receipt's signed text: its unsigned text with the signature member spliced in.
+class SignedText {
+ public:
+  explicit SignedText(const UnsignedReceipt& unsigned_receipt) : u_(unsigned_receipt) {}
 
-  explicit UnsignedText(const Receipt& receipt) {
-    text.reserve(kReceiptTextReserve);
-    AppendUnsignedReceiptJson(text, receipt, &signature_at);
-  }
   std::string Signed(const ReceiptSignature& signature) const {
     std::string& member = MemberBuffer(signature.path.size());
     AppendSignatureMember(member, signature);
@@ -72,79 +67,107 @@ struct UnsignedText {
   }
   std::string Splice(const std::string& member) const {
     std::string out;
-    out.reserve(text.size() + member.size() + 1);
-    out.append(text, 0, signature_at).append(member).append(1, ',').append(text, signature_at);
+    out.reserve(u_.text.size() + member.size() + 1);
+    out.append(u_.text, 0, u_.signature_at)
+        .append(member)
+        .append(1, ',')
+        .append(u_.text, u_.signature_at);
     return out;
   }
+
+  const UnsignedReceipt& u_;
 };
 
 }  // namespace
 
+UnsignedReceipt Unsigned(const Receipt& receipt) {
+  UnsignedReceipt out;
+  out.text.reserve(kReceiptTextReserve);
+  AppendUnsignedReceiptJson(out.text, receipt, &out.signature_at);
+  return out;
+}
+
 Status SignReceipt(Receipt& receipt, const Identity& identity) {
   receipt.signature.reset();
-  const UnsignedText text(receipt);
+  const UnsignedReceipt text = Unsigned(receipt);
   WRIT_ASSIGN_OR_RETURN(receipt.signature, SignMessage(identity, text.text));
   return Status::Ok();
 }
 
 Result<std::string> SignReceiptToJson(Receipt& receipt, const Identity& identity) {
   receipt.signature.reset();
-  const UnsignedText text(receipt);
+  const UnsignedReceipt text = Unsigned(receipt);
   WRIT_ASSIGN_OR_RETURN(receipt.signature, SignMessage(identity, text.text));
-  return text.Signed(*receipt.signature);
+  return SignedText(text).Signed(*receipt.signature);
 }
 
 namespace {
 
-Result<std::vector<std::string>> SignGroup(std::vector<Receipt>& receipts, const Identity& identity,
-                                           bool fill_signatures) {
-  if (receipts.size() == 1) {
-    WRIT_ASSIGN_OR_RETURN(std::string json, SignReceiptToJson(receipts[0], identity));
+// One signature over `texts` (at least one): a lone one in the plain form, several as a
+// group. With `receipts` (the same receipts, in order), each one's signature is filled in.
+Result<std::vector<std::string>> SignTexts(std::span<const UnsignedReceipt> texts,
+                                           const Identity& identity,
+                                           std::vector<Receipt>* receipts) {
+  if (texts.empty()) return Status::Internal("signing an empty group of receipts");
+  if (texts.size() == 1) {
+    WRIT_ASSIGN_OR_RETURN(ReceiptSignature lone, SignMessage(identity, texts[0].text));
+    std::string json = SignedText(texts[0]).Signed(lone);
+    if (receipts != nullptr) (*receipts)[0].signature = std::move(lone);
     return std::vector<std::string>{std::move(json)};
   }
-  if (receipts.empty()) return Status::Internal("signing an empty group of receipts");
-  std::vector<UnsignedText> texts;
-  texts.reserve(receipts.size());
   std::vector<MerkleHash> leaves;
-  leaves.reserve(receipts.size());
-  for (Receipt& r : receipts) {
-    r.signature.reset();
-    texts.emplace_back(r);
-    leaves.push_back(LeafHash(leaves.size(), receipts.size(), texts.back().text));
+  leaves.reserve(texts.size());
+  for (const UnsignedReceipt& text : texts) {
+    leaves.push_back(LeafHash(leaves.size(), texts.size(), text.text));
   }
   const auto levels = MerkleLevels(std::move(leaves));
   const MerkleHash& root = levels.back().front();
   WRIT_ASSIGN_OR_RETURN(ReceiptSignature group, SignMessage(identity, GroupSigningMessage(root)));
   group.algorithm = kGroupSignatureAlgorithm;
   group.root = HashHex(root);
-  group.leaves = receipts.size();
+  group.leaves = texts.size();
   std::vector<std::string> out;
-  out.reserve(receipts.size());
-  for (size_t i = 0; i < receipts.size(); ++i) {
-    if (!fill_signatures) {
+  out.reserve(texts.size());
+  for (size_t i = 0; i < texts.size(); ++i) {
+    if (receipts == nullptr) {
       // Straight from the tree: no copy of the group's strings and no string per path
       // step for every receipt (about 40 allocations per small delivery).
-      out.push_back(texts[i].SignedInGroup(group, i, levels));
+      out.push_back(SignedText(texts[i]).SignedInGroup(group, i, levels));
       continue;
     }
-    ReceiptSignature& own = receipts[i].signature.emplace(group);
+    ReceiptSignature& own = (*receipts)[i].signature.emplace(group);
     own.leaf_index = i;
     own.path = InclusionPath(levels, i);
-    out.push_back(texts[i].Signed(own));
+    out.push_back(SignedText(texts[i]).Signed(own));
   }
   return out;
+}
+
+std::vector<UnsignedReceipt> UnsignedAll(std::vector<Receipt>& receipts) {
+  std::vector<UnsignedReceipt> texts;
+  texts.reserve(receipts.size());
+  for (Receipt& r : receipts) {
+    r.signature.reset();
+    texts.push_back(Unsigned(r));
+  }
+  return texts;
 }
 
 }  // namespace
 
 Result<std::vector<std::string>> SignReceiptGroupToJson(std::vector<Receipt>& receipts,
                                                         const Identity& identity) {
-  return SignGroup(receipts, identity, true);
+  return SignTexts(UnsignedAll(receipts), identity, &receipts);
 }
 
 Result<std::vector<std::string>> SignReceiptGroupJsonOnly(std::vector<Receipt>& receipts,
                                                           const Identity& identity) {
-  return SignGroup(receipts, identity, false);
+  return SignTexts(UnsignedAll(receipts), identity, nullptr);
+}
+
+Result<std::vector<std::string>> SignUnsignedJsonOnly(std::span<const UnsignedReceipt> receipts,
+                                                      const Identity& identity) {
+  return SignTexts(receipts, identity, nullptr);
 }
 
 }  // namespace writ::receipt

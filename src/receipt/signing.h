@@ -1,12 +1,23 @@
 // Signing receipts with an Identity.
 #pragma once
 
+#include <span>
+#include <string>
 #include <vector>
 
 #include "receipt/identity.h"
 #include "writ/receipt.h"
 
 namespace writ::receipt {
+
+// A receipt's canonical JSON without its signature (ReceiptSigningBytes), and where its
+// signature member goes: what a signature, or a group's leaf, covers. A receiver issues its
+// receipts as these, so that a receipt waiting for its group's signature is one string.
+struct UnsignedReceipt {
+  std::string text;
+  size_t signature_at = 0;
+};
+UnsignedReceipt Unsigned(const Receipt& receipt);  // its signature, if any, left out
 
 // Fills `receipt.signature` over ReceiptSigningBytes(receipt).
 Status SignReceipt(Receipt& receipt, const Identity& identity);
@@ -24,5 +35,8 @@ Result<std::vector<std::string>> SignReceiptGroupToJson(std::vector<Receipt>& re
 // step for every receipt.
 Result<std::vector<std::string>> SignReceiptGroupJsonOnly(std::vector<Receipt>& receipts,
                                                           const Identity& identity);
+// SignReceiptGroupJsonOnly of receipts already written as their unsigned texts.
+Result<std::vector<std::string>> SignUnsignedJsonOnly(std::span<const UnsignedReceipt> receipts,
+                                                      const Identity& identity);
 
 }  // namespace writ::receipt

@@ -43,7 +43,7 @@ class Connection final : public RunHost {
   ReceiverCore& core() override { return core_; }
   // Sends what the outbox holds first, so messages leave in the order they were issued.
   Status Send(const protocol::Message& message) override;
-  void Issue(Receipt receipt) override { outbox_.Issue(std::move(receipt)); }
+  void Issue(const Receipt& receipt) override { outbox_.Issue(receipt); }
   Result<std::string> SignIssued(const Receipt* with = nullptr) override;
   void Queue(const std::string& id, const std::string& json) override { outbox_.Add(id, json); }
   // The receipts issued since the last flush, in one message where they are several.
@@ -107,7 +107,7 @@ class Connection final : public RunHost {
 
   // Sending (connection_outbox.cc).
   // SignIssued, with every receipt of `with` (last) in the same group: their JSON, in order.
-  Result<std::vector<std::string>> SignIssuedWith(std::vector<Receipt> with);
+  Result<std::vector<std::string>> SignIssuedWith(std::vector<receipt::UnsignedReceipt> with);
   // The end of a pass: one signature for it (the runs awaiting theirs then end), or, under
   // load, `deferred` to the next pass (connection_outbox.cc).
   Status SignPass(bool& deferred);

@@ -36,13 +36,14 @@ Status Connection::SendSigned() {
 }
 
 Result<std::string> Connection::SignIssued(const Receipt* with) {
-  std::vector<Receipt> group;
-  if (with != nullptr) group.push_back(*with);
+  std::vector<receipt::UnsignedReceipt> group;
+  if (with != nullptr) group.push_back(receipt::Unsigned(*with));
   WRIT_ASSIGN_OR_RETURN(std::vector<std::string> json, SignIssuedWith(std::move(group)));
   return json.empty() ? std::string() : std::move(json.front());
 }
 
-Result<std::vector<std::string>> Connection::SignIssuedWith(std::vector<Receipt> with) {
+Result<std::vector<std::string>> Connection::SignIssuedWith(
+    std::vector<receipt::UnsignedReceipt> with) {
   WRIT_ASSIGN_OR_RETURN(ReceiptOutbox::Signed signed_now,
                         outbox_.SignIssued(*core_.signer, std::move(with)));
   for (protocol::Receipt& r : signed_now.issued) {
@@ -76,11 +77,11 @@ Status Connection::SignPass(bool& deferred) {
   }
   deferred_passes_ = 0;
   std::vector<InboundRun*> waiting;
-  std::vector<Receipt> retained;
+  std::vector<receipt::UnsignedReceipt> retained;
   waiting.reserve(waiting_count);
   retained.reserve(waiting_count);
   for (auto& entry : runs_) {
-    std::optional<Receipt> receipt = entry.second->TakeReceiptToSign();
+    std::optional<receipt::UnsignedReceipt> receipt = entry.second->TakeReceiptToSign();
     if (!receipt) continue;
     waiting.push_back(entry.second.get());
     retained.push_back(std::move(*receipt));

@@ -326,9 +326,9 @@ RunStep InboundRun::Consume() {
   return GrantWindows();
 }
 
-void InboundRun::IssueRung(Receipt receipt) {
+void InboundRun::IssueRung(const Receipt& receipt) {
   NoteRung(core_, rungs_, announced_.bytes, receipt.rung);
-  host_.Issue(std::move(receipt));
+  host_.Issue(receipt);
 }
 
 namespace {

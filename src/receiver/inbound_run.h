@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "protocol/messages.h"
+#include "receipt/signing.h"
 #include "receiver/admission.h"
 #include "receiver/delivery_log.h"
 #include "receiver/exposed_writer.h"
@@ -35,7 +36,7 @@ class RunHost {
   // A message for the sender, after the receipts issued before it; a refusal is also logged.
   virtual Status Send(const protocol::Message& message) = 0;
   // A rung reached: signed with the others reached before the next signing.
-  virtual void Issue(Receipt receipt) = 0;
+  virtual void Issue(const Receipt& receipt) = 0;
   // Signs what was issued, and `with` (last), as one group; records each issued receipt with
   // its run and queues it. `with`'s JSON, neither recorded nor queued.
   virtual Result<std::string> SignIssued(const Receipt* with = nullptr) = 0;
@@ -110,7 +111,7 @@ class InboundRun {
   void Record(std::string json) { receipts_.push_back(std::move(json)); }
   // kSigning: its `retained` receipt, to be signed in its connection's end-of-pass group
   // (once; nullopt in any other phase, or once taken).
-  std::optional<Receipt> TakeReceiptToSign();
+  std::optional<receipt::UnsignedReceipt> TakeReceiptToSign();
   // Its `retained` receipt signed: recorded with the delivery, then sent, and the run ended.
   RunStep OnRetainedSigned(std::string json);
 
@@ -155,7 +156,7 @@ class InboundRun {
   RunStep RefuseOut(const Status& failed);
   RunStep Refuse(protocol::RefuseReason reason, std::string detail);
   void TakeCommit(const protocol::Commit& commit);
-  void IssueRung(Receipt receipt);
+  void IssueRung(const Receipt& receipt);
   // An addressed delivery's receipt names the target and the range it was written into.
   Receipt InTarget(Receipt receipt) const;
   std::optional<RunStep> RefuseIfRevoked();
@@ -181,7 +182,7 @@ class InboundRun {
   ExposedWriter* exposed_ = nullptr;   // delivery_'s writer, for an addressed delivery
   std::vector<std::string> receipts_;  // issued for it, JSON
   size_t recorded_at_commit_ = 0;      // how many of them the store's commit recorded
-  std::optional<Receipt> to_sign_;     // kSigning: its `retained`, not signed yet
+  std::optional<receipt::UnsignedReceipt> to_sign_;  // kSigning: its `retained`, not signed yet
   bool commit_seen_ = false;
   bool received_issued_ = false;
   RungsReached rungs_;

@@ -106,7 +106,7 @@ RunStep InboundRun::Commit() {
   core_.metrics.StoreCommitted(a.retention, SecondsSince(commit_began));
   Receipt retained = RetainedReceipt(core_, RefOf(a), *evidence);
   if (in_memory) {
-    to_sign_ = std::move(retained);
+    to_sign_ = receipt::Unsigned(retained);
     phase_ = RunPhase::kSigning;
     return {};
   }
@@ -115,8 +115,8 @@ RunStep InboundRun::Commit() {
   return OnRetainedSigned(std::move(*json));
 }
 
-std::optional<Receipt> InboundRun::TakeReceiptToSign() {
-  std::optional<Receipt> taken;
+std::optional<receipt::UnsignedReceipt> InboundRun::TakeReceiptToSign() {
+  std::optional<receipt::UnsignedReceipt> taken;
   if (phase_ == RunPhase::kSigning) taken.swap(to_sign_);
   return taken;
 }

@@ -9,15 +9,14 @@ void ReceiptOutbox::Add(std::string delivery_id, std::string json) {
   pending_.push_back(protocol::Receipt{std::move(delivery_id), std::move(json)});
 }
 
-Result<ReceiptOutbox::Signed> ReceiptOutbox::SignIssued(ReceiptSigner& signer,
-                                                        std::vector<Receipt> with) {
+Result<ReceiptOutbox::Signed> ReceiptOutbox::SignIssued(
+    ReceiptSigner& signer, std::vector<receipt::UnsignedReceipt> with) {
   Signed out;
   if (issued_.empty() && with.empty()) return out;
-  std::vector<Receipt> group;
+  std::vector<receipt::UnsignedReceipt> group;
   group.swap(issued_);
   std::vector<std::string> ids;
-  ids.reserve(group.size());
-  for (const Receipt& r : group) ids.push_back(r.delivery.id);
+  ids.swap(issued_ids_);
   const size_t issued = group.size();
   group.reserve(issued + with.size());
   group.insert(group.end(), std::make_move_iterator(with.begin()),

@@ -20,7 +20,11 @@ class ReceiptOutbox {
   // A receipt already signed (e.g. one the store holds), queued to send.
   void Add(std::string delivery_id, std::string json);
   // A rung reached: signed with every other one issued before the next SignIssued.
-  void Issue(Receipt receipt) { issued_.push_back(std::move(receipt)); }
+  // Written as its unsigned text at once: the receipt itself is not kept.
+  void Issue(const Receipt& receipt) {
+    issued_ids_.push_back(receipt.delivery.id);
+    issued_.push_back(receipt::Unsigned(receipt));
+  }
 
   struct Signed {
     std::vector<protocol::Receipt> issued;  // queued to send, in issue order
@@ -28,7 +32,7 @@ class ReceiptOutbox {
   };
   // Signs every issued receipt, and those of `with` (last), as one group; the issued ones
   // are queued to send. `with` is for receipts that may go only once recorded (`retained`).
-  Result<Signed> SignIssued(ReceiptSigner& signer, std::vector<Receipt> with = {});
+  Result<Signed> SignIssued(ReceiptSigner& signer, std::vector<receipt::UnsignedReceipt> with = {});
 
   bool empty() const { return pending_.empty() && issued_.empty(); }
   // What is pending, as messages in issue order: a lone receipt as `receipt`, several as
@@ -37,7 +41,8 @@ class ReceiptOutbox {
   std::vector<protocol::Message> Take();
 
  private:
-  std::vector<Receipt> issued_;  // not signed yet
+  std::vector<receipt::UnsignedReceipt> issued_;  // not signed yet
+  std::vector<std::string> issued_ids_;           // their deliveries' ids
   std::vector<protocol::Receipt> pending_;
 };
 

@@ -14,7 +14,8 @@ size_t ReceiptSigner::queued() const {
   return n;
 }
 
-Result<std::vector<std::string>> ReceiptSigner::Sign(std::vector<Receipt> receipts) {
+Result<std::vector<std::string>> ReceiptSigner::Sign(
+    std::vector<receipt::UnsignedReceipt> receipts) {
   if (receipts.empty()) return std::vector<std::string>{};
   Request request{std::move(receipts)};
   MutexLock lock(mu_);
@@ -38,23 +39,23 @@ Result<std::vector<std::string>> ReceiptSigner::Sign(std::vector<Receipt> receip
   return std::move(request.result);
 }
 
-Result<std::string> ReceiptSigner::SignOne(Receipt receipt) {
-  std::vector<Receipt> one;
-  one.push_back(std::move(receipt));
+Result<std::string> ReceiptSigner::SignOne(const Receipt& receipt) {
+  std::vector<receipt::UnsignedReceipt> one;
+  one.push_back(receipt::Unsigned(receipt));
   WRIT_ASSIGN_OR_RETURN(std::vector<std::string> json, Sign(std::move(one)));
   return std::move(json.front());
 }
 
 void ReceiptSigner::SignGroup(const std::vector<Request*>& group) {
-  std::vector<Receipt> all;
+  std::vector<receipt::UnsignedReceipt> all;
   size_t count = 0;
   for (const Request* r : group) count += r->receipts.size();
   all.reserve(count);
   for (Request* r : group) {
-    for (Receipt& receipt : r->receipts) all.push_back(std::move(receipt));
+    for (receipt::UnsignedReceipt& text : r->receipts) all.push_back(std::move(text));
   }
   if (before_sign_) before_sign_(all.size());
-  auto signed_json = receipt::SignReceiptGroupJsonOnly(all, identity_);
+  auto signed_json = receipt::SignUnsignedJsonOnly(all, identity_);
   if (signed_json.ok()) {
     signatures_.fetch_add(1);
     receipts_signed_.fetch_add(all.size());

@@ -16,6 +16,7 @@
 
 #include "common/mutex.h"
 #include "receipt/identity.h"
+#include "receipt/signing.h"
 #include "writ/receipt.h"
 
 namespace writ::receiver {
@@ -29,8 +30,8 @@ class ReceiptSigner {
 
   // Signs `receipts` (at least one), with whatever other callers submit meanwhile; their
   // canonical JSON, in order. Blocks until they are signed. Thread-safe.
-  Result<std::vector<std::string>> Sign(std::vector<Receipt> receipts);
-  Result<std::string> SignOne(Receipt receipt);
+  Result<std::vector<std::string>> Sign(std::vector<receipt::UnsignedReceipt> receipts);
+  Result<std::string> SignOne(const Receipt& receipt);
 
   // Receipts signed, and Ed25519 signatures made for them (fewer under load).
   uint64_t receipts_signed() const { return receipts_signed_.load(); }
@@ -40,7 +41,7 @@ class ReceiptSigner {
 
  private:
   struct Request {
-    std::vector<Receipt> receipts;
+    std::vector<receipt::UnsignedReceipt> receipts;
     Result<std::vector<std::string>> result = Status::Internal("not signed yet");
     bool done = false;  // under mu_
   };

@@ -67,7 +67,7 @@ TEST(ReceiptOutbox, RungsIssuedBeforeASigningAreOneSignatureAndTheLastIsNotQueue
   box.Issue(SampleReceipt(ReceiptRung::kValidated, "d"));
   EXPECT_FALSE(box.empty());
   const Receipt last = SampleReceipt(ReceiptRung::kValidated, "e");  // e.g. `retained`
-  auto signed_now = box.SignIssued(signer, {last});
+  auto signed_now = box.SignIssued(signer, {receipt::Unsigned(last)});
   ASSERT_TRUE(signed_now.ok()) << signed_now.status().ToString();
   EXPECT_EQ(signer.signatures(), 1u);
   EXPECT_EQ(signer.receipts_signed(), 3u);

@@ -40,8 +40,8 @@ TEST_F(ReceiptSignerTest, ALoneReceiptIsSignedAtOnceInThePlainForm) {
 
 TEST_F(ReceiptSignerTest, KReceiptsSubmittedTogetherTakeOneSignature) {
   ReceiptSigner signer(identity_);
-  std::vector<Receipt> k;
-  for (int i = 0; i < 16; ++i) k.push_back(Received(i));
+  std::vector<receipt::UnsignedReceipt> k;
+  for (int i = 0; i < 16; ++i) k.push_back(receipt::Unsigned(Received(i)));
   auto json = signer.Sign(std::move(k));
   ASSERT_TRUE(json.ok());
   ASSERT_EQ(json->size(), 16u);
