@@ -98,6 +98,7 @@ test_stage() {
   stage_config "$1"
   local t0=$SECONDS rc=0
   echo "=== writ tests: $label tests ($dir) ==="
+  rm -f "$dir/Testing/Temporary/LastTestsFailed.log"  # a failure summary names this run's only
   (cd "$dir" && ctest --output-on-failure -j"$jobs" --timeout 900 "${ctest_args[@]}") || rc=$?
   ended "$label tests" "$t0"
   if ((rc != 0)); then failed_tests "$label" "$dir" >>"$summary"; fi

@@ -37,4 +37,7 @@ void AppendPathStep(std::string& out, bool first, std::string_view side, std::st
 // The receipt with `receipt.signature` when it has one: ReceiptToJson.
 void AppendReceiptJson(std::string& out, const Receipt& receipt);
 
+// NowRfc3339 (an `issued_at`) into `out`, replacing what it held (its room is reused).
+void AssignNowRfc3339(std::string& out);
+
 }  // namespace writ::receipt

@@ -14,6 +14,12 @@ std::string ReceiptToJson(const Receipt& r) {
 }
 
 std::string NowRfc3339() {
+  std::string out;
+  receipt::AssignNowRfc3339(out);
+  return out;
+}
+
+void receipt::AssignNowRfc3339(std::string& out) {
   const auto now = std::chrono::system_clock::now();
   const auto ms =
       std::chrono::duration_cast<std::chrono::milliseconds>(now.time_since_epoch()) % 1000;
@@ -22,9 +28,9 @@ std::string NowRfc3339() {
   gmtime_r(&t, &tm);
   char buf[40];
   std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%S", &tm);
-  char out[48];
-  std::snprintf(out, sizeof out, "%s.%03dZ", buf, static_cast<int>(ms.count()));
-  return out;
+  char text[48];
+  const int n = std::snprintf(text, sizeof text, "%s.%03dZ", buf, static_cast<int>(ms.count()));
+  out.assign(text, static_cast<size_t>(n));
 }
 
 }  // namespace writ

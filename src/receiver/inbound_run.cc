@@ -278,7 +278,7 @@ std::optional<RunStep> InboundRun::RefuseIfRevoked() {
                                            id_ + " lands in it");
 }
 
-Receipt InboundRun::InTarget(Receipt receipt) const {
+Receipt& InboundRun::InTarget(Receipt& receipt) const {
   if (exposed_ == nullptr) return receipt;
   const TargetClaim& c = exposed_->claim();
   receipt.statement +=
@@ -305,7 +305,7 @@ RunStep InboundRun::Advance() {
   if (d.all_received() && !received_issued_ && d.digest_known() &&
       (finishing || !with_validation)) {
     received_issued_ = true;
-    IssueRung(InTarget(ReceivedReceipt(core_, RefOf(d.announce()), d.chunk_count())));
+    IssueRung(InTarget(ReceivedReceipt(core_, d.announce(), d.chunk_count())));
   }
   if (finishing) return Finish();
   return {};

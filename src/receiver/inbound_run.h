@@ -158,7 +158,7 @@ class InboundRun {
   void TakeCommit(const protocol::Commit& commit);
   void IssueRung(const Receipt& receipt);
   // An addressed delivery's receipt names the target and the range it was written into.
-  Receipt InTarget(Receipt receipt) const;
+  Receipt& InTarget(Receipt& receipt) const;
   std::optional<RunStep> RefuseIfRevoked();
   void Moved() { last_progress_ = Clock::now(); }
   std::string TimeoutWhy(Clock::time_point now) const;

@@ -27,7 +27,7 @@ RunStep InboundRun::Finish() {
                       std::string(writ::RuleName(a.rule)) + " digest");
   }
   phase_ = RunPhase::kValidated;
-  IssueRung(InTarget(ValidatedReceipt(core_, RefOf(a))));
+  IssueRung(InTarget(ValidatedReceipt(core_, a)));
   if (exposed_ != nullptr) exposed_->MarkValidated();
   if (held_ == Held::kUpgrade) {
     RunStep checked = CheckUpgradeContent();
@@ -62,7 +62,7 @@ RunStep InboundRun::Process() {
       ref.rule};
   Status ran = step.run(view);
   if (ran.ok()) {
-    IssueRung(ProcessedReceipt(core_, ref, step));
+    IssueRung(ProcessedReceipt(core_, a, step));
     return {};
   }
   if (core_.shutdown.aborting()) return AbortForShutdown();
@@ -104,7 +104,7 @@ RunStep InboundRun::Commit() {
     return Refuse(ReasonFor(evidence.status()), "retention failed: " + evidence.status().message());
   }
   core_.metrics.StoreCommitted(a.retention, SecondsSince(commit_began));
-  Receipt retained = RetainedReceipt(core_, RefOf(a), *evidence);
+  const Receipt& retained = RetainedReceipt(core_, a, *evidence);
   if (in_memory) {
     to_sign_ = receipt::Unsigned(retained);
     phase_ = RunPhase::kSigning;
