@@ -7,10 +7,14 @@
 
 #include <simdjson.h>
 
+#include <array>
+#include <new>
 #include <optional>
 #include <span>
 #include <string>
 #include <string_view>
+#include <type_traits>
+#include <vector>
 
 #include "common/printable.h"
 #include "receipt/merkle.h"
@@ -54,6 +58,50 @@ constexpr std::string_view kSignatureFields[] = {"algorithm", "key_id", "public_
 constexpr std::string_view kGroupFields[] = {"root", "path", "leaf_index", "leaves"};
 constexpr std::string_view kPathStepFields[] = {"side", "hash"};
 
+// An object's members in document order, read from the tape once, so that finding a
+// member, a duplicate or an unknown key compares views of keys rather than walking the
+// tape again for every field (a receipt's objects have at most 19 members).
+class MemberList {
+ public:
+  struct Member {
+    std::string_view key;
+    element value;
+  };
+  explicit MemberList(object members) {
+    for (auto [key, value] : members) {
+      if (count_ < kInline) {
+        new (&inline_[count_].member) Member{key, value};
+      } else {
+        more_.push_back(Member{key, value});
+      }
+      ++count_;
+    }
+  }
+  size_t size() const { return count_; }
+  const Member& operator[](size_t i) const {
+    return i < kInline ? inline_[i].member : more_[i - kInline];
+  }
+  const Member* Find(std::string_view key) const {
+    for (size_t i = 0; i < count_; ++i) {
+      if ((*this)[i].key == key) return &(*this)[i];
+    }
+    return nullptr;
+  }
+
+ private:
+  static constexpr size_t kInline = 24;
+  // Left uninitialised until a member is written: this is built for every object of every
+  // receipt a sender reads.
+  union Slot {
+    Slot() {}
+    Member member;
+  };
+  static_assert(std::is_trivially_copyable_v<Member> && std::is_trivially_destructible_v<Member>);
+  Slot inline_[kInline];
+  std::vector<Member> more_;  // only for an object of more members than a receipt has
+  size_t count_ = 0;
+};
+
 // True when `value` holds a key twice in one object (a reader keeping either copy would
 // show something other than what was signed); `path` then names the second, relative to
 // `value` ("delivery.bytes", "signature.path[].side"). Document order decides which is
@@ -70,20 +118,17 @@ bool FindDuplicateKey(element value, std::string& path) {
     return false;
   }
   if (!value.is_object()) return false;
-  const object members = value.get_object().value_unsafe();
-  size_t index = 0;
-  for (auto [key, member] : members) {
-    size_t earlier = 0;
-    for (auto [prior_key, prior] : members) {
-      if (earlier++ == index) break;
-      if (prior_key == key) {
-        path = std::string(key);
+  const MemberList members(value.get_object().value_unsafe());
+  for (size_t index = 0; index < members.size(); ++index) {
+    const MemberList::Member& member = members[index];
+    for (size_t earlier = 0; earlier < index; ++earlier) {
+      if (members[earlier].key == member.key) {
+        path = std::string(member.key);
         return true;
       }
     }
-    ++index;
-    if (FindDuplicateKey(member, path)) {
-      path = std::string(key) + (path.starts_with('[') ? path : "." + path);
+    if (FindDuplicateKey(member.value, path)) {
+      path = std::string(member.key) + (path.starts_with('[') ? path : "." + path);
       return true;
     }
   }
@@ -142,7 +187,8 @@ class Fields {
     return Fields(source_, members, path, index);
   }
   Status OnlyKnown(std::span<const std::string_view> known) const {
-    for (auto [key, value] : members_) {
+    for (size_t i = 0; i < members_.size(); ++i) {
+      const std::string_view key = members_[i].key;
       if (std::find(known.begin(), known.end(), key) == known.end()) {
         return Status::Malformed(Printable(PathOf(key)) +
                                  ": unknown field (not part of the signed receipt)");
@@ -150,7 +196,7 @@ class Fields {
     }
     return Status::Ok();
   }
-  bool Has(std::string_view key) const { return !members_.at_key(key).error(); }
+  bool Has(std::string_view key) const { return members_.Find(key) != nullptr; }
 
   Status String(std::string_view key, std::string& out) const {
     WRIT_ASSIGN_OR_RETURN(element value, Member(key));
@@ -195,9 +241,9 @@ class Fields {
 
  private:
   Result<element> Member(std::string_view key) const {
-    element value;
-    if (members_.at_key(key).get(value) != simdjson::SUCCESS) return Problem(key, "missing");
-    return value;
+    const MemberList::Member* member = members_.Find(key);
+    if (member == nullptr) return Problem(key, "missing");
+    return member->value;
   }
   std::string PathOf(std::string_view key) const {
     std::string path(path_);
@@ -209,7 +255,7 @@ class Fields {
   }
 
   const SourceText& source_;
-  object members_;
+  MemberList members_;
   std::string_view path_;
   std::optional<size_t> index_;
 };
