@@ -28,24 +28,43 @@ await_listening() {
 
 # Server in the background, client once the server listens on perftest's TCP port; GID 1
 # is rxe0's IPv4 one. Both bounded, so a failed client leaves no server waiting.
-captured_pair() {
+run_pair() {
   local name=$1 tool=$2
   shift 2
-  local args=(-d "$dev" -x 1 -n "$iterations" -s "$bytes" "$@")
+  local args=("$@")
   timeout 120 "$writ" capture --evidence "$work/$name.server.json" -- "$tool" "${args[@]}" \
     >"$work/$name.server.log" 2>&1 &
   local server=$!
   await_listening 18515 "$server"
-  echo "=== $tool ${args[*]}"
   local rc=0
   timeout 120 "$writ" capture --evidence "$work/$name.client.json" -- "$tool" "${args[@]}" "$addr" \
     >"$work/$name.client.log" 2>&1 || rc=$?
   wait "$server" || rc=$?
   grep -h "writ capture:" "$work/$name.server.log" "$work/$name.client.log" || true
-  if [[ $rc -ne 0 ]]; then
+  return $rc
+}
+
+# perftest's closing handshake (its own TCP exchange after the test, ctx_close_connection)
+# fails now and then under the guest's emulated CPU, and the side it fails on exits 1 after
+# a complete run: seen in `ib_send_bw`, once in about ten runs. That failure alone, named
+# by perftest, gets the pair run again, twice at most; any other failure fails at once.
+captured_pair() {
+  local name=$1 tool=$2
+  shift 2
+  local args=(-d "$dev" -x 1 -n "$iterations" -s "$bytes" "$@") attempt rc
+  echo "=== $tool ${args[*]}"
+  for attempt in 1 2 3; do
+    rc=0
+    run_pair "$name" "$tool" "${args[@]}" || rc=$?
+    [[ $rc -ne 0 ]] || break
+    if ((attempt < 3)) && grep -q "Failed to close connection between server and client" \
+      "$work/$name.server.log" "$work/$name.client.log"; then
+      echo "(attempt $attempt: $tool exited $rc at perftest's closing handshake; run again)"
+      continue
+    fi
     echo "FAIL $tool exited $rc"; tail -n 5 "$work/$name.server.log" "$work/$name.client.log"
     return 1
-  fi
+  done
   "$writ" audit --json "$work/$name.client.json" >"$work/$name.client.audit.json"
   "$writ" audit --json "$work/$name.server.json" >"$work/$name.server.audit.json"
   python3 - "$work" "$name" "$iterations" "$bytes" "$dev" <<'PY'
