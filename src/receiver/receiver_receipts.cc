@@ -2,6 +2,8 @@
 
 #include <array>
 #include <charconv>
+#include <optional>
+#include <string>
 
 #include "common/hex.h"
 #include "receipt/canonical_json.h"
@@ -9,6 +11,10 @@
 
 namespace writ::receiver {
 namespace {
+
+// The string an optional field holds, engaged if it was not: the one it held keeps its room
+// (emplace would make a new one).
+std::string& Held(std::optional<std::string>& field) { return field ? *field : field.emplace(); }
 
 void AssignRef(DeliveryRef& ref, const protocol::Announce& a) {
   ref.id.assign(a.delivery_id);
@@ -34,7 +40,7 @@ Receipt& Base(const ReceiverCore& core, const protocol::Announce& a, ReceiptRung
   if (core.failure_domain.empty()) {
     r.failure_domain.reset();
   } else {
-    r.failure_domain.emplace().assign(core.failure_domain);
+    Held(r.failure_domain).assign(core.failure_domain);
   }
   r.signature.reset();
   return r;
@@ -85,7 +91,7 @@ Receipt& ReceivedReceipt(const ReceiverCore& core, const protocol::Announce& a, 
 Receipt& ValidatedReceipt(const ReceiverCore& core, const protocol::Announce& a) {
   Receipt& r = Base(core, a, ReceiptRung::kValidated, "receiver application");
   const DeliveryRef& ref = r.delivery;
-  r.rule_passed.emplace().assign(ref.rule).append(" of the complete delivery");
+  Held(r.rule_passed).assign(ref.rule).append(" of the complete delivery");
   r.statement.assign("the complete delivery (");
   AppendNumber(r.statement, ref.bytes);
   r.statement.append(" bytes) has the ")
@@ -104,7 +110,7 @@ Receipt& ValidatedReceipt(const ReceiverCore& core, const protocol::Announce& a)
 Receipt& ProcessedReceipt(const ReceiverCore& core, const protocol::Announce& a,
                           const ProcessingStep& step) {
   Receipt& r = Base(core, a, ReceiptRung::kProcessed, "receiver application hook");
-  r.processing_step.emplace().assign(step.name);
+  Held(r.processing_step).assign(step.name);
   r.statement.assign("the processing step '")
       .append(step.name)
       .append("' ")
