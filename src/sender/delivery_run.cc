@@ -633,6 +633,12 @@ Status DeliveryRun::PostReady() {
 }
 
 Status DeliveryRun::Post(WriteSlot& slot, size_t index) {
+  const Status posted = PostWrite(slot, index);
+  if (!posted.ok()) return Broken(posted.Annotate("chunk " + std::to_string(slot.chunk)));
+  return posted;
+}
+
+Status DeliveryRun::PostWrite(WriteSlot& slot, size_t index) {
   const protocol::Grant& grant = grants_.at(slot.window);
   const uint64_t in_window = slot.chunk - grant.first_chunk;
   fabric::WriteRequest req;
@@ -657,11 +663,10 @@ Status DeliveryRun::Post(WriteSlot& slot, size_t index) {
   req.level = opt_.level;
   req.remote_data = (slot.window << 16) | (ring_slot_ ? *ring_slot_ : uint32_t(in_window));
   if (req.remote_offset + req.length > grant.length) {
-    return Broken(Status::Malformed("chunk " + std::to_string(slot.chunk) +
-                                    " does not fit window " + std::to_string(slot.window)));
+    return Status::Malformed("does not fit window " + std::to_string(slot.window));
   }
   auto posted = link_.node().PostWrite(req);
-  if (!posted.ok()) return Broken(posted.status().Annotate("chunk " + std::to_string(slot.chunk)));
+  if (!posted.ok()) return posted.status();
   slot.owner = this;
   slot.request_id = req.request_id;
   ++slot.attempt;
@@ -724,13 +729,18 @@ bool DeliveryRun::TakeRecord(WriteSlot& slot, const fabric::WorkCompletion& reco
 }
 
 Status DeliveryRun::RetryOrFail(WriteSlot& slot) {
-  if (slot.attempt < opt_.max_attempts) {
-    return Post(slot, static_cast<size_t>(&slot - link_.write_slots().data()));
-  }
-  write_failed_ = true;
   const WorkCompletionRecord& wc = out_.work_completions.back();
   std::string why = "chunk " + std::to_string(slot.chunk) + " failed: " + wc.status + " (" +
                     wc.provider_error + ") after " + std::to_string(slot.attempt) + " attempt(s)";
+  if (slot.attempt < opt_.max_attempts) {
+    // The endpoint may already be known shut down (tcp drops the connection after an error
+    // record): the failure then names the chunk's own error record, not only the refused post.
+    const Status retried = PostWrite(slot, static_cast<size_t>(&slot - link_.write_slots().data()));
+    if (retried.ok()) return retried;
+    write_failed_ = true;
+    return Broken(retried.Annotate(why + "; its retry could not be posted"));
+  }
+  write_failed_ = true;
   // A zero-copy write from a file truncated meanwhile fails in the transport (tcp: EFAULT).
   if (auto now = prepared_.source->CurrentKey(); now.ok() && now->size < out_.delivery.bytes) {
     why += "; the delivery's file shrank while it was being sent (now " +

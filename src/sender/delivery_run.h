@@ -143,7 +143,10 @@ class DeliveryRun {
   Status Stage(uint64_t chunk, std::span<uint8_t> bytes);
   Status FoldThrough(uint64_t chunk, const uint8_t* staged);
   Status FinishDigest();
+  // Posts the slot's chunk; a failure breaks the run.
   Status Post(WriteSlot& slot, size_t index);
+  // Posts the slot's chunk, and nothing else: a failure is the caller's to report.
+  Status PostWrite(WriteSlot& slot, size_t index);
   Status PollCompletions();
   // Records a completion in the outcome and frees its slot; true when it succeeded.
   bool TakeRecord(WriteSlot& slot, const fabric::WorkCompletion& record);

@@ -113,6 +113,33 @@ TEST(DeliveryFaults, WithOneAttemptTheSameFaultFailsTheDelivery) {
   EXPECT_TRUE(out.receipts.empty());
 }
 
+// tcp drops the connection after an error record; when its FI_SHUTDOWN is read before the
+// retry is posted, the retry is refused and the failure still names the chunk's own record.
+TEST(DeliveryFaults, ARetryRefusedByAShutDownEndpointNamesTheChunksOwnErrorRecord) {
+  SeamRig rig("tcp");
+  SEAM_START(rig);
+  ASSERT_TRUE(rig.Connect(1).ok());
+  rig.initiator().FailWrite(0, ErrorRecord(FI_ECANCELED, 0));
+  rig.initiator().LoseEndpointAfterWrite(0);
+  DeliveryOptions options = SmallChunks("refused-retry");
+  options.max_attempts = 2;
+  const DeliveryOutcome out = rig.Deliver(Pattern(3, 64 << 10), options);
+
+  EXPECT_EQ(out.status.code(), ErrorCode::kTransport) << out.status.ToString();
+  EXPECT_NE(out.status.message().find("chunk 0 failed: FI_ECANCELED"), std::string::npos)
+      << out.status.ToString();
+  EXPECT_NE(out.status.message().find("after 1 attempt(s); its retry could not be posted: "
+                                      "endpoint was shut down (FI_SHUTDOWN)"),
+            std::string::npos)
+      << out.status.ToString();
+  ASSERT_EQ(out.work_completions.size(), 1u) << "the refused retry has no record";
+  EXPECT_EQ(out.work_completions[0].status, "FI_ECANCELED");
+  EXPECT_EQ(out.work_completions[0].attempt, 1u);
+  EXPECT_TRUE(out.receipts.empty());
+  EXPECT_TRUE(rig.broken());
+  EXPECT_EQ(rig.initiator().counts().endpoints_lost, 1u);
+}
+
 TEST(DeliveryFaults, AnEagainStormStillDeliversEveryChunkOnce) {
   SeamRig rig("tcp");
   SEAM_START(rig);

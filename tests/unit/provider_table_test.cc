@@ -209,6 +209,9 @@ TEST_F(ShmTable, PlainWritePastTheWindowAtDefaultLevelSucceeds) {
 }
 
 // Row "after an error": the second attempt of the failed chunk meets the dead connection.
+// Either the retry is posted and gets an error record of its own, or the connection's
+// FI_SHUTDOWN was read first and the retry is refused; which one depends on how soon the
+// provider reports the shutdown (it varies from run to run, more so under a sanitizer).
 TEST_P(TcpTable, AfterAnErrorRecordTheRetryFailsToo) {
   SeamRig rig(GetParam());
   SEAM_START(rig);
@@ -217,14 +220,26 @@ TEST_P(TcpTable, AfterAnErrorRecordTheRetryFailsToo) {
   options.max_attempts = 2;
   const DeliveryOutcome out = DeliverOneFaultyChunk(rig, Posted(WriteFault::kWrongKey), options);
   EXPECT_EQ(out.status.code(), ErrorCode::kTransport) << out.status.ToString();
-  EXPECT_NE(out.status.message().find("chunk 0 failed"), std::string::npos);
+  EXPECT_NE(out.status.message().find("chunk 0 failed: "), std::string::npos)
+      << out.status.ToString();
+  ASSERT_GE(out.work_completions.size(), 1u);
+  EXPECT_EQ(out.work_completions[0].status, "FI_ECANCELED");
+  EXPECT_EQ(out.work_completions[0].attempt, 1u);
+  EXPECT_TRUE(out.receipts.empty());
+  if (out.work_completions.size() == 1) {
+    EXPECT_NE(out.status.message().find("failed: FI_ECANCELED (" +
+                                        out.work_completions[0].provider_error +
+                                        ") after 1 attempt(s); its retry could not be posted: "
+                                        "endpoint was shut down (FI_SHUTDOWN)"),
+              std::string::npos)
+        << out.status.ToString();
+    return;
+  }
   EXPECT_NE(out.status.message().find("after 2 attempt(s)"), std::string::npos)
       << out.status.ToString();
   ASSERT_EQ(out.work_completions.size(), 2u);
-  EXPECT_EQ(out.work_completions[0].status, "FI_ECANCELED");
-  // The connection is gone: the retry gets an error record of its own. Which error depends
-  // on how soon it is posted: FI_ECANCELED a while later (two processes), at once here
-  // FI_ECONNRESET on tcp and FI_ENOTCONN on tcp;ofi_rxm.
+  // The retry's error depends on how soon it is posted: FI_ECANCELED a while later (two
+  // processes), at once here FI_ECONNRESET on tcp and FI_ENOTCONN on tcp;ofi_rxm.
   const std::set<std::string> dead_connection = {"FI_ECANCELED", "FI_ECONNRESET", "FI_ENOTCONN"};
   EXPECT_FALSE(out.work_completions[1].ok);
   EXPECT_EQ(dead_connection.count(out.work_completions[1].status), 1u)
