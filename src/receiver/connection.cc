@@ -58,7 +58,9 @@ void Connection::Run() {
     const int64_t most = core_.shutdown.begun() ? 50 : 500;
     const int wait_ms = static_cast<int>(std::clamp<int64_t>(left.count(), 0, most));
     pollfd fds[2] = {{peer_gone_ ? -1 : channel_.fd(), POLLIN, 0}, {inbox_->event_fd(), POLLIN, 0}};
-    const int ready = poll(fds, 2, wait_ms);
+    // Notifications already queued: only look whether a message waits too.
+    const int ready = poll(fds, 2, inbox_->Sleep() ? wait_ms : 0);
+    inbox_->Awake();
     if (ready < 0 && errno != EINTR) break;
     bool close = false;
     Status status = Turn((fds[0].revents & (POLLIN | POLLHUP | POLLERR)) != 0,

@@ -96,6 +96,7 @@ Status Connection::SignPass(bool& deferred) {
 }
 
 bool Connection::InputWaiting() const {
+  if (inbox_->HasValues()) return true;  // pushed while this thread was awake: not raised
   pollfd fds[2] = {{channel_.fd(), POLLIN, 0}, {inbox_->event_fd(), POLLIN, 0}};
   return poll(fds, 2, 0) > 0;
 }

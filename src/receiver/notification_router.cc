@@ -16,15 +16,26 @@ Result<std::shared_ptr<Inbox>> Inbox::Create() {
 Inbox::~Inbox() { close(event_fd_); }
 
 void Inbox::Push(uint32_t value) {
-  bool was_empty = false;
   {
     MutexLock lock(mu_);
-    was_empty = values_.empty();
     values_.push_back(value);
   }
-  // One wake-up per batch: values pushed while earlier ones wait are taken by the same
-  // Drain, which reads the event before it takes the values, so none is left unseen.
-  if (was_empty) Wake();
+  // One wake-up per sleep: the first push after Sleep takes the flag, later ones find it
+  // cleared and the thread already woken.
+  if (sleeping_.exchange(false)) Wake();
+}
+
+bool Inbox::Sleep() {
+  sleeping_.store(true);
+  MutexLock lock(mu_);
+  if (values_.empty()) return true;
+  sleeping_.store(false);  // a push that took the flag meanwhile raised the eventfd: harmless
+  return false;
+}
+
+bool Inbox::HasValues() const {
+  MutexLock lock(mu_);
+  return !values_.empty();
 }
 
 void Inbox::Wake() {

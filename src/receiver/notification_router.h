@@ -21,15 +21,23 @@ inline constexpr uint32_t NotificationValue(uint16_t tag, uint16_t chunk_in_wind
   return (uint32_t{tag} << 16) | chunk_in_window;
 }
 
-// A connection's queue of notifications, with an eventfd its thread polls.
+// A connection's queue of notifications, with an eventfd its thread polls. A push raises
+// the eventfd only while the thread says it sleeps: a thread that is awake drains the
+// queue before it next blocks, so waking it would be a write and a read for nothing.
 class Inbox {
  public:
   static Result<std::shared_ptr<Inbox>> Create();
   ~Inbox();
   int event_fd() const { return event_fd_; }
   void Push(uint32_t value);
-  // Wakes the connection's thread with no value (e.g. a window was digested).
+  // Wakes the connection's thread with no value (e.g. a window was digested), asleep or not.
   void Wake();
+  // The connection's thread, before it blocks: from now on a push raises the eventfd. False
+  // when values already wait, and then it must not block.
+  bool Sleep();
+  // The connection's thread, after its wait: pushes no longer raise the eventfd.
+  void Awake() { sleeping_.store(false); }
+  bool HasValues() const;
   // Moves everything queued into `out`; clears the eventfd when `signaled` (poll saw it
   // readable), else leaves it alone: a read of an eventfd that was not raised is a system
   // call for nothing, and a value pushed meanwhile is taken here anyway (its wake-up costs
@@ -39,7 +47,10 @@ class Inbox {
  private:
   explicit Inbox(int fd) : event_fd_(fd) {}
   int event_fd_;
-  Mutex mu_;
+  // Sequentially consistent with the queue's lock: either Sleep sees a value pushed, or
+  // the push sees the thread asleep and raises the eventfd.
+  std::atomic<bool> sleeping_{false};
+  mutable Mutex mu_;
   std::vector<uint32_t> values_ GUARDED_BY(mu_);
 };
 
