@@ -38,8 +38,9 @@ using Clock = std::chrono::steady_clock;
 // How long a finally failed write waits for the receiver's reason before it is reported
 // as a transport failure.
 constexpr std::chrono::milliseconds kRefusalGrace{200};
-// Idle polls with writes in flight before each poll also naps this long on the control fd.
-constexpr uint32_t kSpinsBeforeNap = 32;
+// Idle polls with writes in flight before each poll also naps this long on the control fd
+// (as the session's loop, session.cc).
+constexpr uint32_t kSpinsBeforeNap = 2;
 constexpr std::chrono::microseconds kNap{20};
 // A staged chunk is read and digested in pieces this size, so each is hashed from the cache.
 constexpr size_t kFoldPiece = 256 << 10;

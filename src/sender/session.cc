@@ -67,8 +67,11 @@ namespace writ::sender {
 namespace {
 
 using namespace std::chrono_literals;
-// As DeliveryRun's own loop: idle polls with writes in flight before each poll naps.
-constexpr uint32_t kSpinsBeforeNap = 32;
+// As DeliveryRun's own loop: idle polls with writes in flight before each poll naps. On
+// tcp every poll is an `epoll_wait` in the provider and a `ppoll` here: 32 made 10-14 calls
+// per small delivery at 64 in flight; 2 makes 5-7, with more deliveries a second and less
+// CPU (bench/syscall_count, docs/benchmarks.md).
+constexpr uint32_t kSpinsBeforeNap = 2;
 constexpr std::chrono::microseconds kNap{20};
 constexpr std::chrono::milliseconds kRefusalGrace{200};
 // How long a delivery that failed on its own may take to see its writes complete.
