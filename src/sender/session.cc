@@ -13,17 +13,17 @@ void DeliveryHandle::State::Set(DeliveryOutcome out) {
   {
     MutexLock lock(mu_);
     out_ = std::move(out);
-    done_ = true;
+    done_.store(true, std::memory_order_release);
     tell = std::move(on_done_);
   }
-  done_cv_.notify_all();
+  done_.notify_all();
   if (tell) tell();
 }
 
 void DeliveryHandle::State::OnDone(std::function<void()> fn) {
   {
     MutexLock lock(mu_);
-    if (!done_) {
+    if (!done_.load(std::memory_order_relaxed)) {  // Set stores it under this lock
       on_done_ = std::move(fn);
       return;
     }
@@ -31,14 +31,10 @@ void DeliveryHandle::State::OnDone(std::function<void()> fn) {
   fn();
 }
 
-bool DeliveryHandle::State::Ready() const {
-  MutexLock lock(mu_);
-  return done_;
-}
+bool DeliveryHandle::State::Ready() const { return done_.load(std::memory_order_acquire); }
 
 const DeliveryOutcome& DeliveryHandle::State::Wait() const {
-  MutexLock lock(mu_);
-  lock.Wait(done_cv_, [this]() REQUIRES(mu_) { return done_; });
+  while (!done_.load(std::memory_order_acquire)) done_.wait(false, std::memory_order_acquire);
   return out_;  // never written again once done
 }
 

@@ -9,7 +9,6 @@
 
 #include <atomic>
 #include <chrono>
-#include <condition_variable>
 #include <deque>
 #include <memory>
 #include <optional>
@@ -36,11 +35,14 @@ class DeliveryHandle::State {
   void OnDone(std::function<void()> fn);
 
  private:
+  // The outcome is written once, under the lock, before `done_` is released; a waiter that
+  // acquires `done_` reads it without the lock. Waiting on the flag itself (a futex only
+  // when the waiter must sleep, none when nobody waits) replaces a condition variable, whose
+  // waiter left the mutex marked contended so that every wake-up cost one more futex call.
   mutable Mutex mu_;
-  mutable std::condition_variable done_cv_;
-  bool done_ GUARDED_BY(mu_) = false;
+  std::atomic<bool> done_{false};
   std::function<void()> on_done_ GUARDED_BY(mu_);
-  DeliveryOutcome out_ GUARDED_BY(mu_);
+  DeliveryOutcome out_;
 };
 
 }  // namespace writ
