@@ -18,7 +18,7 @@ packages=(
   libfuse3-dev fuse3
   pybind11-dev python3-dev python3-pytest python3-numpy
   universal-ctags
-  strace valgrind  # bench/syscall_count (strace -c -f); receipt-writer instruction counts (callgrind)
+  strace valgrind  # bench/syscall_count without perf (strace -c -f); receipt-writer instruction counts (callgrind)
   prometheus
   qemu-system-x86 busybox-static kmod cpio xz-utils iproute2
   rdma-core ibverbs-providers ibverbs-utils rdmacm-utils perftest
