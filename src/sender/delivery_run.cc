@@ -730,18 +730,18 @@ bool DeliveryRun::TakeRecord(WriteSlot& slot, const fabric::WorkCompletion& reco
 }
 
 Status DeliveryRun::RetryOrFail(WriteSlot& slot) {
+  Status retried = Status::Ok();
+  if (slot.attempt < opt_.max_attempts) {
+    retried = PostWrite(slot, static_cast<size_t>(&slot - link_.write_slots().data()));
+    if (retried.ok()) return retried;
+  }
+  write_failed_ = true;
   const WorkCompletionRecord& wc = out_.work_completions.back();
   std::string why = "chunk " + std::to_string(slot.chunk) + " failed: " + wc.status + " (" +
                     wc.provider_error + ") after " + std::to_string(slot.attempt) + " attempt(s)";
-  if (slot.attempt < opt_.max_attempts) {
-    // The endpoint may already be known shut down (tcp drops the connection after an error
-    // record): the failure then names the chunk's own error record, not only the refused post.
-    const Status retried = PostWrite(slot, static_cast<size_t>(&slot - link_.write_slots().data()));
-    if (retried.ok()) return retried;
-    write_failed_ = true;
-    return Broken(retried.Annotate(why + "; its retry could not be posted"));
-  }
-  write_failed_ = true;
+  // A retry refused (tcp drops the connection after an error record, and its FI_SHUTDOWN may
+  // be read first): the failure still names the chunk's own error record.
+  if (!retried.ok()) return Broken(retried.Annotate(why + "; its retry could not be posted"));
   // A zero-copy write from a file truncated meanwhile fails in the transport (tcp: EFAULT).
   if (auto now = prepared_.source->CurrentKey(); now.ok() && now->size < out_.delivery.bytes) {
     why += "; the delivery's file shrank while it was being sent (now " +
