@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "writ/export.h"
@@ -102,6 +103,19 @@ WRIT_EXPORT std::string ReceiptToJson(const Receipt& receipt);
 // Strict: wrong types, unknown rung, missing identity fields or rung-specific
 // fields on the wrong rung are Malformed, naming the field.
 WRIT_EXPORT Result<Receipt> ReceiptFromJson(std::string_view json_text);
+
+// What a sender acts on in a receipt it was sent. The views point into the reading thread's
+// parser: valid until that thread reads its next receipt.
+struct ReceiptFacts {
+  ReceiptRung rung = ReceiptRung::kTransport;
+  std::string_view delivery_id;
+  uint64_t bytes = 0;
+  std::string_view digest;
+  std::string_view retention;  // a retained receipt's class name; empty on other rungs
+};
+// The same strict reading as ReceiptFromJson, accepting exactly the texts it accepts (the
+// two share one reader), without building the Receipt: nothing is copied or allocated.
+WRIT_EXPORT Result<ReceiptFacts> ReadReceiptFacts(std::string_view json_text);
 
 // The bytes a signature covers: the canonical JSON of the receipt without its signature.
 WRIT_EXPORT std::string ReceiptSigningBytes(const Receipt& receipt);

@@ -16,6 +16,7 @@
 
 #include "writ/export.h"
 #include "writ/receipt.h"
+#include "writ/receipt_list.h"
 #include "writ/status.h"
 #include "writ/types.h"
 
@@ -162,7 +163,7 @@ struct DeliveryOutcome {
   std::vector<WorkCompletionRecord> work_completions;  // one per record, in arrival order
   // Per chunk: the request that succeeded (or was last tried).
   std::vector<uint64_t> portion_request_ids;
-  std::vector<Receipt> receipts;            // in rung order, retained last
+  ReceiptList receipts;                     // in rung order, retained last
   std::optional<ReceiptRung> reached_rung;  // highest rung with a receipt
   std::optional<RetentionClass> reached_retention;
   // True when this send wrote bytes to the receiver: false when the receiver already held

@@ -198,30 +198,43 @@ class Fields {
   }
   bool Has(std::string_view key) const { return members_.Find(key) != nullptr; }
 
-  Status String(std::string_view key, std::string& out) const {
+  // The string's view into the parser's buffer (valid until the thread's next parse).
+  Result<std::string_view> View(std::string_view key) const {
     WRIT_ASSIGN_OR_RETURN(element value, Member(key));
     std::string_view text;
     if (value.get_string().get(text) != simdjson::SUCCESS) return Problem(key, "expected string");
-    out.assign(text);
+    return text;
+  }
+  Result<std::string_view> NonEmptyView(std::string_view key) const {
+    WRIT_ASSIGN_OR_RETURN(std::string_view text, View(key));
+    if (text.empty()) return Problem(key, "empty");
+    return text;
+  }
+  // Checked, and copied into `out` unless it is null (a check-only reading).
+  Status String(std::string_view key, std::string* out) const {
+    WRIT_ASSIGN_OR_RETURN(std::string_view text, View(key));
+    if (out != nullptr) out->assign(text);
     return Status::Ok();
   }
-  Status NonEmptyString(std::string_view key, std::string& out) const {
-    WRIT_RETURN_IF_ERROR(String(key, out));
-    if (out.empty()) return Problem(key, "empty");
+  Status NonEmptyString(std::string_view key, std::string* out) const {
+    WRIT_ASSIGN_OR_RETURN(std::string_view text, NonEmptyView(key));
+    if (out != nullptr) out->assign(text);
     return Status::Ok();
   }
   // A JSON integer written without a sign, as nlohmann's "unsigned" reads it.
-  Status Unsigned(std::string_view key, uint64_t& out) const {
+  Status Unsigned(std::string_view key, uint64_t* out) const {
     WRIT_ASSIGN_OR_RETURN(element value, Member(key));
     int64_t signed_value = 0;
+    uint64_t read = 0;
     if (value.type() == simdjson::dom::element_type::UINT64) {
-      out = value.get_uint64().value_unsafe();
+      read = value.get_uint64().value_unsafe();
     } else if (value.get_int64().get(signed_value) == simdjson::SUCCESS && signed_value >= 0 &&
                !(signed_value == 0 && source_.HasNegativeZero())) {
-      out = static_cast<uint64_t>(signed_value);
+      read = static_cast<uint64_t>(signed_value);
     } else {
       return Problem(key, "expected unsigned integer");
     }
+    if (out != nullptr) *out = read;
     return Status::Ok();
   }
   Result<object> Object(std::string_view key) const {
@@ -260,17 +273,25 @@ class Fields {
   std::optional<size_t> index_;
 };
 
-Status ContextFromJson(const Fields& top, ReceiptContext& c) {
+// Each reader below copies into its destination when that is not null; with null it checks
+// exactly the same things and copies nothing (ReadReceiptFacts), so that reading and
+// checking accept exactly the same texts.
+template <typename Owner, typename Field>
+Field* Into(Owner* owner, Field Owner::*field) {
+  return owner != nullptr ? &(owner->*field) : nullptr;
+}
+
+Status ContextFromJson(const Fields& top, ReceiptContext* c) {
   WRIT_ASSIGN_OR_RETURN(object members, top.Object("context"));
   const Fields r = top.Nested(members, "context.");
   WRIT_RETURN_IF_ERROR(r.OnlyKnown(kContextFields));
-  WRIT_RETURN_IF_ERROR(r.String("operation", c.operation));
-  WRIT_RETURN_IF_ERROR(r.String("transport", c.transport));
-  WRIT_RETURN_IF_ERROR(r.String("provider", c.provider));
-  WRIT_RETURN_IF_ERROR(r.String("device", c.device));
-  WRIT_RETURN_IF_ERROR(r.String("memory_type", c.memory_type));
-  WRIT_RETURN_IF_ERROR(r.String("software_release", c.software_release));
-  WRIT_RETURN_IF_ERROR(r.String("completion_level", c.completion_level));
+  WRIT_RETURN_IF_ERROR(r.String("operation", Into(c, &ReceiptContext::operation)));
+  WRIT_RETURN_IF_ERROR(r.String("transport", Into(c, &ReceiptContext::transport)));
+  WRIT_RETURN_IF_ERROR(r.String("provider", Into(c, &ReceiptContext::provider)));
+  WRIT_RETURN_IF_ERROR(r.String("device", Into(c, &ReceiptContext::device)));
+  WRIT_RETURN_IF_ERROR(r.String("memory_type", Into(c, &ReceiptContext::memory_type)));
+  WRIT_RETURN_IF_ERROR(r.String("software_release", Into(c, &ReceiptContext::software_release)));
+  WRIT_RETURN_IF_ERROR(r.String("completion_level", Into(c, &ReceiptContext::completion_level)));
   // Required even when empty: the signed form always has it, and a receipt without it
   // would re-serialise to the signed bytes with a signed field gone.
   WRIT_ASSIGN_OR_RETURN(array notes, r.Array("notes"));
@@ -280,30 +301,37 @@ Status ContextFromJson(const Fields& top, ReceiptContext& c) {
     if (note.get_string().get(text) != simdjson::SUCCESS) {
       return Status::Malformed("context.notes[" + std::to_string(i) + "]: expected string");
     }
-    c.notes.emplace_back(text);
+    if (c != nullptr) c->notes.emplace_back(text);
     ++i;
   }
   return Status::Ok();
 }
 
-Status DeliveryFromJson(const Fields& top, DeliveryRef& out) {
+Status DeliveryFromJson(const Fields& top, DeliveryRef* out, ReceiptFacts& facts) {
   WRIT_ASSIGN_OR_RETURN(object members, top.Object("delivery"));
   const Fields d = top.Nested(members, "delivery.");
   WRIT_RETURN_IF_ERROR(d.OnlyKnown(kDeliveryFields));
-  WRIT_RETURN_IF_ERROR(d.NonEmptyString("id", out.id));
-  WRIT_RETURN_IF_ERROR(d.Unsigned("bytes", out.bytes));
-  WRIT_RETURN_IF_ERROR(d.NonEmptyString("rule", out.rule));
-  WRIT_RETURN_IF_ERROR(d.NonEmptyString("digest", out.digest));
-  WRIT_RETURN_IF_ERROR(d.Unsigned("chunks", out.chunks));
-  return d.Unsigned("chunk_size", out.chunk_size);
+  WRIT_ASSIGN_OR_RETURN(facts.delivery_id, d.NonEmptyView("id"));
+  WRIT_RETURN_IF_ERROR(d.Unsigned("bytes", &facts.bytes));
+  WRIT_RETURN_IF_ERROR(d.NonEmptyString("rule", Into(out, &DeliveryRef::rule)));
+  WRIT_ASSIGN_OR_RETURN(facts.digest, d.NonEmptyView("digest"));
+  WRIT_RETURN_IF_ERROR(d.Unsigned("chunks", Into(out, &DeliveryRef::chunks)));
+  WRIT_RETURN_IF_ERROR(d.Unsigned("chunk_size", Into(out, &DeliveryRef::chunk_size)));
+  if (out != nullptr) {
+    out->id.assign(facts.delivery_id);
+    out->bytes = facts.bytes;
+    out->digest.assign(facts.digest);
+  }
+  return Status::Ok();
 }
 
 // Rung-specific fields: required on their rung, refused on any other.
-Status RungFieldsFromJson(const Fields& top, Receipt& r) {
+Status RungFieldsFromJson(const Fields& top, Receipt* r, ReceiptFacts& facts) {
+  const ReceiptRung rung = facts.rung;
   auto only_on = [&](std::string_view key, ReceiptRung owner) -> Status {
-    if (top.Has(key) && r.rung != owner) {
+    if (top.Has(key) && rung != owner) {
       return Status::Malformed(std::string(key) + ": not allowed on a " +
-                               std::string(ReceiptRungName(r.rung)) + " receipt");
+                               std::string(ReceiptRungName(rung)) + " receipt");
     }
     return Status::Ok();
   };
@@ -313,30 +341,33 @@ Status RungFieldsFromJson(const Fields& top, Receipt& r) {
        {"retention", "acknowledged_point", "survives", "promise_after_failure", "evidence"}) {
     WRIT_RETURN_IF_ERROR(only_on(key, ReceiptRung::kRetained));
   }
-  if (r.rung == ReceiptRung::kValidated) {
-    WRIT_RETURN_IF_ERROR(top.NonEmptyString("rule", r.rule_passed.emplace()));
+  if (rung == ReceiptRung::kValidated) {
+    WRIT_RETURN_IF_ERROR(top.NonEmptyString("rule", r ? &r->rule_passed.emplace() : nullptr));
   }
-  if (r.rung == ReceiptRung::kProcessed) {
-    WRIT_RETURN_IF_ERROR(top.NonEmptyString("step", r.processing_step.emplace()));
+  if (rung == ReceiptRung::kProcessed) {
+    WRIT_RETURN_IF_ERROR(top.NonEmptyString("step", r ? &r->processing_step.emplace() : nullptr));
   }
-  if (r.rung == ReceiptRung::kRetained) {
-    RetentionPromise& p = r.retention.emplace();
-    WRIT_RETURN_IF_ERROR(top.NonEmptyString("retention", p.retention));
-    WRIT_RETURN_IF_ERROR(top.NonEmptyString("acknowledged_point", p.acknowledged_point));
-    WRIT_RETURN_IF_ERROR(top.NonEmptyString("survives", p.survives));
-    WRIT_RETURN_IF_ERROR(top.NonEmptyString("promise_after_failure", p.promise_after_failure));
-    WRIT_RETURN_IF_ERROR(top.NonEmptyString("evidence", p.evidence));
+  if (rung == ReceiptRung::kRetained) {
+    RetentionPromise* p = r ? &r->retention.emplace() : nullptr;
+    WRIT_ASSIGN_OR_RETURN(facts.retention, top.NonEmptyView("retention"));
+    if (p != nullptr) p->retention.assign(facts.retention);
+    WRIT_RETURN_IF_ERROR(
+        top.NonEmptyString("acknowledged_point", Into(p, &RetentionPromise::acknowledged_point)));
+    WRIT_RETURN_IF_ERROR(top.NonEmptyString("survives", Into(p, &RetentionPromise::survives)));
+    WRIT_RETURN_IF_ERROR(top.NonEmptyString("promise_after_failure",
+                                            Into(p, &RetentionPromise::promise_after_failure)));
+    WRIT_RETURN_IF_ERROR(top.NonEmptyString("evidence", Into(p, &RetentionPromise::evidence)));
   }
   return Status::Ok();
 }
 
 // The group form's inclusion proof (merkle.h); each field required.
-Status GroupFromJson(const Fields& s, ReceiptSignature& out) {
-  WRIT_RETURN_IF_ERROR(s.NonEmptyString("root", out.root));
-  WRIT_RETURN_IF_ERROR(s.Unsigned("leaf_index", out.leaf_index));
-  WRIT_RETURN_IF_ERROR(s.Unsigned("leaves", out.leaves));
+Status GroupFromJson(const Fields& s, ReceiptSignature* out) {
+  WRIT_RETURN_IF_ERROR(s.NonEmptyString("root", Into(out, &ReceiptSignature::root)));
+  WRIT_RETURN_IF_ERROR(s.Unsigned("leaf_index", Into(out, &ReceiptSignature::leaf_index)));
+  WRIT_RETURN_IF_ERROR(s.Unsigned("leaves", Into(out, &ReceiptSignature::leaves)));
   WRIT_ASSIGN_OR_RETURN(array path, s.Array("path"));
-  out.path.reserve(path.size());  // one allocation, not one per doubling
+  if (out != nullptr) out->path.reserve(path.size());  // one allocation, not one per doubling
   size_t i = 0;
   for (element step : path) {
     object members;
@@ -345,24 +376,25 @@ Status GroupFromJson(const Fields& s, ReceiptSignature& out) {
     }
     const Fields r = s.Nested(members, "signature.path", i++);
     WRIT_RETURN_IF_ERROR(r.OnlyKnown(kPathStepFields));
-    MerkleStep& parsed = out.path.emplace_back();
-    WRIT_RETURN_IF_ERROR(r.NonEmptyString("side", parsed.side));
-    WRIT_RETURN_IF_ERROR(r.NonEmptyString("hash", parsed.hash));
+    MerkleStep* parsed = out != nullptr ? &out->path.emplace_back() : nullptr;
+    WRIT_RETURN_IF_ERROR(r.NonEmptyString("side", Into(parsed, &MerkleStep::side)));
+    WRIT_RETURN_IF_ERROR(r.NonEmptyString("hash", Into(parsed, &MerkleStep::hash)));
   }
   return Status::Ok();
 }
 
-Status SignatureFromJson(const Fields& top, Receipt& r) {
+Status SignatureFromJson(const Fields& top, Receipt* r) {
   if (!top.Has("signature")) return Status::Ok();
   WRIT_ASSIGN_OR_RETURN(object members, top.Object("signature"));
   const Fields s = top.Nested(members, "signature.");
   WRIT_RETURN_IF_ERROR(s.OnlyKnown(kSignatureFields));
-  ReceiptSignature& parsed = r.signature.emplace();
-  WRIT_RETURN_IF_ERROR(s.NonEmptyString("algorithm", parsed.algorithm));
-  WRIT_RETURN_IF_ERROR(s.NonEmptyString("key_id", parsed.key_id));
-  WRIT_RETURN_IF_ERROR(s.NonEmptyString("public_key", parsed.public_key));
-  WRIT_RETURN_IF_ERROR(s.NonEmptyString("value", parsed.value));
-  if (parsed.algorithm == receipt::kGroupSignatureAlgorithm) return GroupFromJson(s, parsed);
+  ReceiptSignature* parsed = r != nullptr ? &r->signature.emplace() : nullptr;
+  WRIT_ASSIGN_OR_RETURN(std::string_view algorithm, s.NonEmptyView("algorithm"));
+  if (parsed != nullptr) parsed->algorithm.assign(algorithm);
+  WRIT_RETURN_IF_ERROR(s.NonEmptyString("key_id", Into(parsed, &ReceiptSignature::key_id)));
+  WRIT_RETURN_IF_ERROR(s.NonEmptyString("public_key", Into(parsed, &ReceiptSignature::public_key)));
+  WRIT_RETURN_IF_ERROR(s.NonEmptyString("value", Into(parsed, &ReceiptSignature::value)));
+  if (algorithm == receipt::kGroupSignatureAlgorithm) return GroupFromJson(s, parsed);
   for (std::string_view key : kGroupFields) {
     if (s.Has(key)) {
       return Status::Malformed("signature." + std::string(key) + ": only in the " +
@@ -372,38 +404,39 @@ Status SignatureFromJson(const Fields& top, Receipt& r) {
   return Status::Ok();
 }
 
-Result<Receipt> ReceiptFromFields(const Fields& top) {
+// The whole receipt: into `r` when it is not null; `facts` in either case.
+Status ReceiptFromFields(const Fields& top, Receipt* r, ReceiptFacts& facts) {
   WRIT_RETURN_IF_ERROR(top.OnlyKnown(kTopFields));
-  Receipt r;
-  std::string schema, rung;
-  WRIT_RETURN_IF_ERROR(top.String("schema", schema));
+  WRIT_ASSIGN_OR_RETURN(std::string_view schema, top.View("schema"));
   if (schema != kReceiptSchema)
     return Status::Malformed("schema: expected " + std::string(kReceiptSchema));
-  WRIT_RETURN_IF_ERROR(top.String("rung", rung));
+  WRIT_ASSIGN_OR_RETURN(std::string_view rung, top.View("rung"));
   auto parsed_rung = ParseReceiptRung(rung);
   if (!parsed_rung.ok()) return Status::Malformed(parsed_rung.status().message()).Annotate("rung");
-  r.rung = *parsed_rung;
-  WRIT_RETURN_IF_ERROR(DeliveryFromJson(top, r.delivery));
-  WRIT_RETURN_IF_ERROR(top.NonEmptyString("observer", r.observer));
-  WRIT_RETURN_IF_ERROR(top.NonEmptyString("issuer", r.issuer));
-  WRIT_RETURN_IF_ERROR(top.NonEmptyString("issued_at", r.issued_at));
-  WRIT_RETURN_IF_ERROR(ContextFromJson(top, r.context));
-  WRIT_RETURN_IF_ERROR(top.NonEmptyString("statement", r.statement));
-  WRIT_RETURN_IF_ERROR(top.String("does_not_establish", r.does_not_establish));
-  WRIT_RETURN_IF_ERROR(RungFieldsFromJson(top, r));
+  facts.rung = *parsed_rung;
+  if (r != nullptr) r->rung = facts.rung;
+  WRIT_RETURN_IF_ERROR(DeliveryFromJson(top, Into(r, &Receipt::delivery), facts));
+  WRIT_RETURN_IF_ERROR(top.NonEmptyString("observer", Into(r, &Receipt::observer)));
+  WRIT_RETURN_IF_ERROR(top.NonEmptyString("issuer", Into(r, &Receipt::issuer)));
+  WRIT_RETURN_IF_ERROR(top.NonEmptyString("issued_at", Into(r, &Receipt::issued_at)));
+  WRIT_RETURN_IF_ERROR(ContextFromJson(top, Into(r, &Receipt::context)));
+  WRIT_RETURN_IF_ERROR(top.NonEmptyString("statement", Into(r, &Receipt::statement)));
+  WRIT_RETURN_IF_ERROR(top.String("does_not_establish", Into(r, &Receipt::does_not_establish)));
+  WRIT_RETURN_IF_ERROR(RungFieldsFromJson(top, r, facts));
   WRIT_RETURN_IF_ERROR(SignatureFromJson(top, r));
   if (top.Has("observed_chunks")) {
-    WRIT_RETURN_IF_ERROR(top.Unsigned("observed_chunks", r.observed_chunks.emplace()));
+    WRIT_RETURN_IF_ERROR(
+        top.Unsigned("observed_chunks", r ? &r->observed_chunks.emplace() : nullptr));
   }
   if (top.Has("failure_domain")) {
-    WRIT_RETURN_IF_ERROR(top.NonEmptyString("failure_domain", r.failure_domain.emplace()));
+    WRIT_RETURN_IF_ERROR(
+        top.NonEmptyString("failure_domain", r ? &r->failure_domain.emplace() : nullptr));
   }
-  return r;
+  return Status::Ok();
 }
 
-}  // namespace
-
-Result<Receipt> ReceiptFromJson(std::string_view text) {
+// Parses `text` with this thread's parser and reads it through ReceiptFromFields.
+Status ReadReceipt(std::string_view text, Receipt* r, ReceiptFacts& facts) {
   // A leading byte order mark or a NUL byte would let unread bytes ride along with a
   // receipt in a reader that skips or stops at them; both are refused by name.
   if (text.starts_with("\xEF\xBB\xBF")) {
@@ -429,7 +462,22 @@ Result<Receipt> ReceiptFromJson(std::string_view text) {
     return Status::Malformed("receipt: expected a JSON object");
   }
   const SourceText source(text);
-  return ReceiptFromFields(Fields(source, members, ""));
+  return ReceiptFromFields(Fields(source, members, ""), r, facts);
+}
+
+}  // namespace
+
+Result<Receipt> ReceiptFromJson(std::string_view text) {
+  Receipt r;
+  ReceiptFacts facts;
+  WRIT_RETURN_IF_ERROR(ReadReceipt(text, &r, facts));
+  return r;
+}
+
+Result<ReceiptFacts> ReadReceiptFacts(std::string_view text) {
+  ReceiptFacts facts;
+  WRIT_RETURN_IF_ERROR(ReadReceipt(text, nullptr, facts));
+  return facts;
 }
 
 }  // namespace writ

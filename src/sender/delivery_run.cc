@@ -9,6 +9,7 @@
 
 #include "common/hex.h"
 #include "protocol/codec.h"
+#include "receipt/canonical_json.h"
 #include "receipt/context.h"
 #include "receipt/signing.h"
 #include "sender/addressed_announce.h"
@@ -26,6 +27,7 @@ WorkCompletionRecord RecordOf(const fabric::WorkCompletion& record) {
   wc.ok = record.ok();
   wc.status = record.status().Name();
   wc.endpoint = record.endpoint();
+  if (record.ok()) return wc;  // asking a success record for its error builds an error
   if (auto prov = record.provider_error(); prov.ok()) {
     wc.provider_errno = prov->prov_errno;
     wc.provider_error = prov->text;
@@ -70,12 +72,13 @@ Status StatusForRefusal(const protocol::Refuse& r, const std::string& id) {
   }
 }
 
-std::string IdOf(const protocol::Message& message) {
+const std::string& IdOf(const protocol::Message& message) {
+  static const std::string kNone;
   if (const auto* m = std::get_if<protocol::Grant>(&message)) return m->delivery_id;
   if (const auto* m = std::get_if<protocol::Receipt>(&message)) return m->delivery_id;
   if (const auto* m = std::get_if<protocol::Refuse>(&message)) return m->delivery_id;
   if (const auto* m = std::get_if<protocol::Abort>(&message)) return m->delivery_id;
-  return "";
+  return kNone;
 }
 
 Status CheckDeliveryOptions(const DeliveryOptions& options) {
@@ -470,23 +473,29 @@ Status DeliveryRun::SendTransportReceiptAndCommit() {
   }
   commit_sent_ = true;
   last_progress_ = Clock::now();
-  Receipt transport;
+  // Written in a receipt this thread reuses (its strings keep their room) and kept as its
+  // text, like the receiver's: one allocation for the text instead of one per field.
+  thread_local Receipt transport;
   transport.rung = ReceiptRung::kTransport;
   transport.delivery = out_.delivery;
   transport.observer = "sender";
   transport.issuer = link_.issuer();
-  transport.issued_at = NowRfc3339();
+  receipt::AssignNowRfc3339(transport.issued_at);
   transport.context = out_.context;
   transport.observed_chunks = out_.delivery.chunks;
   const uint64_t records = out_.work_completions.size();
-  transport.statement = "each of the " + std::to_string(out_.delivery.chunks) +
-                        " chunk write requests completed with success at completion level " +
-                        out_.context.completion_level + " (" + std::to_string(records) +
-                        " completion records read)";
-  transport.does_not_establish =
-      std::string(fabric::CompletionLevelDoesNotGuarantee(granted_level_));
+  std::string& statement = transport.statement;
+  statement.assign("each of the ").append(std::to_string(out_.delivery.chunks));
+  statement.append(" chunk write requests completed with success at completion level ");
+  statement.append(out_.context.completion_level).append(" (").append(std::to_string(records));
+  statement.append(" completion records read)");
+  transport.does_not_establish.assign(fabric::CompletionLevelDoesNotGuarantee(granted_level_));
+  transport.signature.reset();
   if (identity_) WRIT_RETURN_IF_ERROR(receipt::SignReceipt(transport, *identity_));
-  AddReceipt(std::move(transport));
+  std::string text;
+  receipt::AppendReceiptJson(text, transport);
+  NoteReceipt(ReceiptRung::kTransport, {});
+  out_.receipts.AddChecked(ReceiptRung::kTransport, std::move(text));
   return Status::Ok();
 }
 
@@ -512,16 +521,19 @@ Status DeliveryRun::ReadControl(std::chrono::microseconds wait) {
       Status::Transport("control connection to the receiver lost: " + message.status().message()));
 }
 
-Status DeliveryRun::OnMessage(const protocol::Message& message) {
+Status DeliveryRun::OnMessage(protocol::Message& message) {
   if (const auto* ring = std::get_if<protocol::Ring>(&message)) return link_.AdoptRing(*ring);
   if (const auto* freed = std::get_if<protocol::SlotsFree>(&message)) {
     link_.ring().Free(*freed);
     return Status::Ok();
   }
-  if (const auto* batch = std::get_if<protocol::Receipts>(&message)) {
+  if (auto* batch = std::get_if<protocol::Receipts>(&message)) {
     // Receipts ready at the same moment (protocol 3): each as if it came alone (a stale
     // one among them is skipped alone).
-    for (const protocol::Receipt& one : batch->receipts) WRIT_RETURN_IF_ERROR(OnMessage(one));
+    for (protocol::Receipt& one : batch->receipts) {
+      protocol::Message single(std::move(one));
+      WRIT_RETURN_IF_ERROR(OnMessage(single));
+    }
     return Status::Ok();
   }
   const std::string& id = out_.delivery.id;
@@ -542,14 +554,16 @@ Status DeliveryRun::OnMessage(const protocol::Message& message) {
     }
     return Status::Ok();
   }
-  if (const auto* wire = std::get_if<protocol::Receipt>(&message)) {
-    auto receipt = ReceiptFromJson(wire->json);
+  if (auto* wire = std::get_if<protocol::Receipt>(&message)) {
+    // Read strictly but not copied: the outcome keeps the text, read into a Receipt only
+    // when the application reads it (ReceiptList).
+    auto receipt = ReadReceiptFacts(wire->json);
     if (!receipt.ok()) return Broken(receipt.status().Annotate("receipt from the receiver"));
-    const DeliveryRef& ref = receipt->delivery;
-    if (ref.id != id || ref.bytes != out_.delivery.bytes || ref.digest != out_.delivery.digest) {
-      return Broken(Status::Malformed("the receiver sent a receipt about another object (" +
-                                      ref.id + ", " + std::to_string(ref.bytes) + " bytes, " +
-                                      ref.digest + ")"));
+    if (receipt->delivery_id != id || receipt->bytes != out_.delivery.bytes ||
+        receipt->digest != out_.delivery.digest) {
+      return Broken(Status::Malformed(
+          "the receiver sent a receipt about another object (" + std::string(receipt->delivery_id) +
+          ", " + std::to_string(receipt->bytes) + " bytes, " + std::string(receipt->digest) + ")"));
     }
     // A receipt before any grant and before our commit: the receiver already held this
     // content. Without chunks, a fresh delivery is `received` at once, so only a higher
@@ -559,7 +573,8 @@ Status DeliveryRun::OnMessage(const protocol::Message& message) {
       out_.bytes_moved = false;
     }
     if (receipt->rung == ReceiptRung::kRetained) receiver_ended_ = true;
-    AddReceipt(std::move(receipt).value());
+    NoteReceipt(receipt->rung, receipt->retention);
+    out_.receipts.AddChecked(receipt->rung, std::move(wire->json));
     return Status::Ok();
   }
   if (const auto* refuse = std::get_if<protocol::Refuse>(&message)) {
@@ -781,27 +796,16 @@ Status DeliveryRun::Quiesce(std::chrono::milliseconds timeout) {
   return broken() ? Status::Transport("the fabric connection reported an error") : Status::Ok();
 }
 
-void DeliveryRun::AddReceipt(Receipt receipt) {
-  if (opt_.on_receipt) opt_.on_receipt(receipt.rung);
-  if (receipt.rung == ReceiptRung::kRetained && receipt.retention) {
-    auto cls = writ::ParseRetention(receipt.retention->retention);
+void DeliveryRun::NoteReceipt(ReceiptRung rung, std::string_view retention) {
+  if (opt_.on_receipt) opt_.on_receipt(rung);
+  if (rung == ReceiptRung::kRetained) {
+    auto cls = writ::ParseRetention(retention);
     if (cls.ok() && (!out_.reached_retention || *cls > *out_.reached_retention)) {
       out_.reached_retention = *cls;
     }
-  } else if (!out_.reached_rung || RungOrder(receipt.rung) > RungOrder(*out_.reached_rung)) {
-    out_.reached_rung = receipt.rung;
+  } else if (!out_.reached_rung || RungOrder(rung) > RungOrder(*out_.reached_rung)) {
+    out_.reached_rung = rung;
   }
-  // In rung order, retained last, whatever order they arrived in: the receiver's
-  // `received` can overtake the sender's own `transport` (it is sent as soon as the last
-  // chunk is seen, while the sender may still be polling that chunk's completion).
-  const auto order = [](ReceiptRung rung) {
-    return rung == ReceiptRung::kRetained ? 5 : RungOrder(rung);
-  };
-  // transport, received, validated, processed, retained: one allocation for all of them.
-  if (out_.receipts.capacity() == 0) out_.receipts.reserve(5);
-  auto at = std::find_if(out_.receipts.begin(), out_.receipts.end(),
-                         [&](const Receipt& r) { return order(r.rung) > order(receipt.rung); });
-  out_.receipts.insert(at, std::move(receipt));
 }
 
 bool DeliveryRun::WritesIdle() const {

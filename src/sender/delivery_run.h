@@ -70,8 +70,9 @@ void UpdateDigestCache(const DigestCache& cache, const DeliveryOptions& options,
 
 // Why the receiver refused a delivery, as a Status of the matching code.
 Status StatusForRefusal(const protocol::Refuse& refuse, const std::string& id);
-// The delivery a control message is about; empty for messages about none.
-std::string IdOf(const protocol::Message& message);
+// The delivery a control message is about; empty for messages about none (the message's
+// own field, not a copy).
+const std::string& IdOf(const protocol::Message& message);
 
 // One delivery's state. `Run` drives it alone over the link; a Session (session.h) drives
 // many at once through Start, OnMessage, Step and OnRecord, sharing the link's write slots.
@@ -93,8 +94,8 @@ class DeliveryRun {
 
   // Checks, chooses the source path and sends the announce.
   Status Start();
-  // A control message about this delivery.
-  Status OnMessage(const protocol::Message& message);
+  // A control message about this delivery; a receipt's text is moved into the outcome.
+  Status OnMessage(protocol::Message& message);
   // Posts granted chunks into free write slots, commits once every chunk landed, and
   // fails a delivery that made no progress for its stall timeout.
   Status Step();
@@ -152,7 +153,8 @@ class DeliveryRun {
   bool TakeRecord(WriteSlot& slot, const fabric::WorkCompletion& record);
   // After a failed write: posts it again, or fails when it had its last attempt.
   Status RetryOrFail(WriteSlot& slot);
-  void AddReceipt(Receipt receipt);
+  // What a receipt of `rung` reached (its retention class's name on the retained rung).
+  void NoteReceipt(ReceiptRung rung, std::string_view retention);
   std::string LastRung() const;
   Status Broken(Status status) {
     broken_ = true;

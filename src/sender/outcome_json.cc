@@ -213,7 +213,8 @@ std::string OutcomeToJson(const DeliveryOutcome& o, const SendOptions& options) 
 std::string OutcomeToJson(const DeliveryOutcome& o, const DeliveryOptions& options) {
   json out = OutcomeWithoutReceipts(o, options);
   json receipts = json::array();
-  for (const auto& r : o.receipts) receipts.push_back(json::parse(ReceiptToJson(r)));
+  for (size_t i = 0; i < o.receipts.size(); ++i)
+    receipts.push_back(json::parse(o.receipts.Text(i)));
   out["receipts"] = std::move(receipts);
   return out.dump(2);
 }
@@ -224,7 +225,7 @@ std::string OutcomeToCompactJson(const DeliveryOutcome& o, const DeliveryOptions
   text += ",\"receipts\":[";
   for (size_t i = 0; i < o.receipts.size(); ++i) {
     if (i > 0) text += ',';
-    text += ReceiptToJson(o.receipts[i]);
+    o.receipts.AppendText(i, text);  // as received: no receipt is read or rebuilt here
   }
   text += "]}";
   return text;
@@ -241,8 +242,8 @@ std::string OutcomeToEvidenceBundle(const DeliveryOutcome& o) {
   // the typed bundle has no place for them, so they join its document here.
   auto doc = nlohmann::ordered_json::parse(audit::BundleToJson(bundle));
   doc["receipts"] = nlohmann::ordered_json::array();
-  for (const auto& r : o.receipts)
-    doc["receipts"].push_back(nlohmann::ordered_json::parse(ReceiptToJson(r)));
+  for (size_t i = 0; i < o.receipts.size(); ++i)
+    doc["receipts"].push_back(nlohmann::ordered_json::parse(o.receipts.Text(i)));
   return doc.dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace) + "\n";
 }
 

@@ -294,10 +294,13 @@ Session::Active* Session::Find(const std::string& id) {
   return nullptr;
 }
 
-Status Session::Dispatch(const protocol::Message& message) {
-  if (const auto* batch = std::get_if<protocol::Receipts>(&message)) {
+Status Session::Dispatch(protocol::Message& message) {
+  if (auto* batch = std::get_if<protocol::Receipts>(&message)) {
     // Receipts ready at the same moment (protocol 3): each as if it came alone.
-    for (const protocol::Receipt& one : batch->receipts) WRIT_RETURN_IF_ERROR(Dispatch(one));
+    for (protocol::Receipt& one : batch->receipts) {
+      protocol::Message single(std::move(one));
+      WRIT_RETURN_IF_ERROR(Dispatch(single));
+    }
     return Status::Ok();
   }
   // The connection's standing window (protocol 4): about no delivery.
@@ -306,7 +309,7 @@ Status Session::Dispatch(const protocol::Message& message) {
     link_->ring().Free(*freed);
     return Status::Ok();
   }
-  const std::string id = IdOf(message);
+  const std::string& id = IdOf(message);
   const auto* refuse = std::get_if<protocol::Refuse>(&message);
   if (Active* a = id.empty() ? nullptr : Find(id)) {
     if (!a->ending_by) Judge(*a, a->run->OnMessage(message));
@@ -315,7 +318,7 @@ Status Session::Dispatch(const protocol::Message& message) {
   if (lingering_.count(id) > 0) {
     // Read and dropped: the caller has its outcome already.
     const auto* wire = std::get_if<protocol::Receipt>(&message);
-    auto receipt = wire ? ReceiptFromJson(wire->json) : Result<Receipt>(Status::NotFound(""));
+    auto receipt = wire ? ReadReceiptFacts(wire->json) : Result<ReceiptFacts>(Status::NotFound(""));
     if (wire != nullptr && !receipt.ok()) return ReceiptRefused(id, receipt.status());
     if (refuse || (receipt.ok() && receipt->rung == ReceiptRung::kRetained)) {
       lingering_.erase(id);
@@ -328,7 +331,7 @@ Status Session::Dispatch(const protocol::Message& message) {
     // parsed: the link's decoder leaves that to this side (protocol::Limits).
     const auto* wire = std::get_if<protocol::Receipt>(&message);
     if (wire == nullptr) return Status::Ok();
-    const Status parsed = ReceiptFromJson(wire->json).status();
+    const Status parsed = ReadReceiptFacts(wire->json).status();
     return parsed.ok() ? parsed : ReceiptRefused(id, parsed);
   }
   if (refuse && id.empty()) return StatusForRefusal(*refuse, "(the session)");
@@ -449,7 +452,7 @@ void Session::Complete(Active& a, const Status& status) {
   if (status.ok()) {
     if (Status proved = ProveCachedDigest(s.options, s.prepared, s.out); !proved.ok()) {
       s.out.status = proved;  // no receipt is handed on for content the file lacks
-      s.out.receipts.clear();
+      s.out.receipts.Clear();
       s.out.reached_rung.reset();
       s.out.reached_retention.reset();
     }

@@ -101,7 +101,7 @@ class Session {
   Status Turn();
   std::chrono::microseconds NextWait();
   Status ReadControl(std::chrono::microseconds wait);
-  Status Dispatch(const protocol::Message& message);
+  Status Dispatch(protocol::Message& message);  // a receipt's text may be moved out
   Status PollCompletions();
   // Acts on a delivery's status: its own failure ends it, a broken one the session.
   void Judge(Active& a, const Status& status);

@@ -33,11 +33,12 @@ DeliveryOutcome Rc233(const std::string& retention, const std::string& survives)
     o.work_completions.push_back(WorkCompletionRecord{10 + c, c, 1, true, "success", 7, {}, ""});
     o.portion_request_ids.push_back(10 + c);
   }
-  o.receipts = {ReceiptAt(ReceiptRung::kTransport), ReceiptAt(ReceiptRung::kReceived),
-                ReceiptAt(ReceiptRung::kValidated), ReceiptAt(ReceiptRung::kRetained)};
-  o.receipts[2].rule_passed = "xxh3-128 of the complete delivery";
-  o.receipts[3].retention =
-      writ::RetentionPromise{retention, "held", survives, "readable", "memfd"};
+  Receipt validated = ReceiptAt(ReceiptRung::kValidated);
+  validated.rule_passed = "xxh3-128 of the complete delivery";
+  Receipt retained = ReceiptAt(ReceiptRung::kRetained);
+  retained.retention = writ::RetentionPromise{retention, "held", survives, "readable", "memfd"};
+  o.receipts = {ReceiptAt(ReceiptRung::kTransport), ReceiptAt(ReceiptRung::kReceived), validated,
+                retained};
   return o;
 }
 
