@@ -179,7 +179,7 @@ class DeliveryRun {
   uint64_t bytes_done_ = 0;
   uint32_t idle_spins_ = 0;                           // polls in a row that found no completion
   std::optional<uint32_t> ring_slot_;                 // the ring slot it was written into
-  std::optional<protocol::Deliver> pending_deliver_;  // sent once its write is posted
+  std::optional<protocol::Message> pending_deliver_;  // a Deliver, sent once its write is posted
   // Where notifications name no writer (ProviderInfo::writes_need_attestation): completed
   // writes are attested over the control connection, (window, chunk in window) each.
   bool attests_writes_ = false;
