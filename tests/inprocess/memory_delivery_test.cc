@@ -119,6 +119,36 @@ TEST(MemoryDelivery, TheCompactOutcomeDocumentIsTheIndentedOneOnOneLine) {
   }
 }
 
+// The sender keeps each receipt as the text the receiver signed and sent, not a rewriting of
+// it: the same bytes as the receiver's store holds, in the compact document too; read as
+// receipts, they verify under the receiver's key.
+TEST(MemoryDelivery, TheOutcomeKeepsEachReceiptAsTheReceiverSignedIt) {
+  MemoryRig rig;
+  ASSERT_TRUE(rig.Start(rig.BaseOptions()).ok());
+  auto link = rig.OpenLink();
+  ASSERT_TRUE(link.ok()) << link.status().ToString();
+  const DeliveryOptions options = ValidatedVolatile("as-signed");
+  const DeliveryOutcome out = rig.Deliver(**link, PatternBytes(4, 70000), options);
+  ASSERT_TRUE(out.status.ok()) << out.status.ToString();
+  auto held = rig.receiver().Held("as-signed");
+  ASSERT_TRUE(held.ok()) << held.status().ToString();
+  std::vector<std::string> receivers_texts;
+  for (size_t i = 0; i < out.receipts.size(); ++i) {
+    if (out.receipts.rung(i) != ReceiptRung::kTransport) {
+      receivers_texts.push_back(out.receipts.Text(i));
+    }
+  }
+  EXPECT_EQ(receivers_texts, held->receipts);
+  const std::string compact = OutcomeToCompactJson(out, options);
+  for (const std::string& text : receivers_texts) {
+    EXPECT_NE(compact.find(text), std::string::npos) << text;
+  }
+  for (const Receipt& r : out.receipts) {
+    if (r.rung == ReceiptRung::kTransport) continue;
+    EXPECT_TRUE(VerifyReceipt(r, rig.receiver().public_key_hex()).ok()) << ReceiptRungName(r.rung);
+  }
+}
+
 // Issue #26: a connection signs once per pass of its loop, every rung of every delivery
 // that pass finished in one Merkle group. 32 ring deliveries whose bytes landed first and
 // whose `deliver` messages arrive in one write are finished in one pass: one signature for
