@@ -37,8 +37,19 @@ void* operator new(size_t n) {
   if (void* p = std::malloc(n == 0 ? 1 : n)) return p;
   throw std::bad_alloc();
 }
+// Libraries built without this binary's view (simdjson's parser) allocate with the
+// nothrow form: replaced too, so that every block is counted and freed as it was taken
+// (under ASan, the runtime's own nothrow form paired with the free below is a mismatch).
+void* operator new(size_t n, const std::nothrow_t&) noexcept {
+  if (t_watching) {
+    t_largest = std::max(t_largest, n);
+    ++t_count;
+  }
+  return std::malloc(n == 0 ? 1 : n);
+}
 void operator delete(void* p) noexcept { std::free(p); }
 void operator delete(void* p, size_t) noexcept { std::free(p); }
+void operator delete(void* p, const std::nothrow_t&) noexcept { std::free(p); }
 #if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC diagnostic pop
 #endif
