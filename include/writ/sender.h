@@ -198,7 +198,8 @@ class WRIT_EXPORT DeliveryHandle {
   // Calls `fn` once, when the outcome is there: at once, on this thread, if it already is
   // (or the handle is not valid); otherwise on the session's thread as the delivery ends,
   // so `fn` should only hand the news on (it holds up every delivery in flight) and must
-  // not call into the Sender. A later call replaces a function not yet called.
+  // not call into the Sender (or on the session's watch thread, when it abandons the
+  // session: below). A later call replaces a function not yet called.
   void OnDone(std::function<void()> fn) const;
 
  private:
@@ -217,6 +218,12 @@ class WRIT_EXPORT DeliveryHandle {
 // stall, a protocol violation) the session is broken: every delivery in flight or
 // waiting fails with that status, usable() is false and every later submission fails
 // with `health()` at once without touching the network.
+// A turn of the session's thread that lasts longer than the longest stall timeout of its
+// deliveries (a provider call that never returns: libfabric 1.17's shm provider spins for
+// ever on a lock held by a peer killed while holding it) abandons the session the same way,
+// from a watch thread: each handle gets a transport error without its records, and the
+// memory of a SubmitBytes/SubmitRegions delivery may still be read by the stuck call, so
+// keep it. The destructor then leaves the stuck thread and what it uses allocated.
 class WRIT_EXPORT Sender {
  public:
   // Connects and exchanges the hello; opens the fabric node and connects it.

@@ -68,6 +68,19 @@ void FaultInjectingFabric::FailRegistration(uint64_t ordinal) {
   fail_registrations_.insert(ordinal);
 }
 
+void FaultInjectingFabric::HangWrite(uint64_t ordinal) {
+  MutexLock lock(mu_);
+  hang_at_ = ordinal;
+}
+
+void FaultInjectingFabric::ReleaseHang() {
+  {
+    MutexLock lock(mu_);
+    hanging_ = false;
+  }
+  released_.notify_all();
+}
+
 FaultCounts FaultInjectingFabric::counts() const {
   MutexLock lock(mu_);
   return counts_;
@@ -98,6 +111,12 @@ Result<PostedWrite> FaultInjectingFabric::PostWrite(const WriteRequest& request)
   MutexLock lock(mu_);
   // What FabricNode answers for a write to an endpoint that saw FI_SHUTDOWN.
   if (endpoint_lost_) return Status::Transport("endpoint was shut down (FI_SHUTDOWN)");
+  if (hang_at_ && *hang_at_ == counts_.writes) {
+    hang_at_.reset();
+    hanging_ = true;
+    ++counts_.writes_hung;
+    lock.Wait(released_, [this]() REQUIRES(mu_) { return !hanging_; });  // lets mu_ go
+  }
   const uint64_t ordinal = counts_.writes;
   WRIT_RETURN_IF_ERROR(ServeEagainsLocked());
   Result<PostedWrite> posted = PostOneLocked(request, ordinal);

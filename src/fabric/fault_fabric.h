@@ -11,6 +11,7 @@
 // Thread-safe like the port it wraps; faults may be programmed at any time.
 #pragma once
 
+#include <condition_variable>
 #include <deque>
 #include <map>
 #include <memory>
@@ -56,6 +57,7 @@ struct FaultCounts {
   uint64_t notifications = 0;  // remote-write records read at a target, dropped ones too
   uint64_t notifications_dropped = 0;
   uint64_t registrations_failed = 0;
+  uint64_t writes_hung = 0;  // PostWrite calls that waited for ReleaseHang
 };
 
 class FaultInjectingFabric final : public FabricPort {
@@ -85,6 +87,11 @@ class FaultInjectingFabric final : public FabricPort {
   void DropNotification(uint64_t ordinal);
   // The `ordinal`-th registration (from 0) fails.
   void FailRegistration(uint64_t ordinal);
+  // The call that would post write `ordinal` does not return until ReleaseHang (then it
+  // posts the write), as libfabric 1.17's shm provider spins for ever on the region lock of
+  // a peer killed while holding it. Poll and the rest of the port go on meanwhile.
+  void HangWrite(uint64_t ordinal);
+  void ReleaseHang();
 
   FaultCounts counts() const;
 
@@ -144,6 +151,9 @@ class FaultInjectingFabric final : public FabricPort {
       GUARDED_BY(mu_);  // declared before its registration: outlives it
   MemoryRegion corrupt_region_ GUARDED_BY(mu_);
   FaultCounts counts_ GUARDED_BY(mu_);
+  std::optional<uint64_t> hang_at_ GUARDED_BY(mu_);
+  bool hanging_ GUARDED_BY(mu_) = false;
+  std::condition_variable released_;
 };
 
 }  // namespace writ::fabric

@@ -53,6 +53,15 @@ class Sender::Impl {
     return handle;
   }
 
+  // Closes the session and frees it, unless its thread is stuck in a call that has not
+  // returned (Session::stuck): then everything that thread may come back to is left
+  // allocated, on purpose, rather than freed under it.
+  static void Retire(std::unique_ptr<Impl> impl) {
+    if (impl == nullptr || impl->session_ == nullptr) return;
+    (void)impl->session_->Close();
+    if (impl->session_->stuck()) (void)impl.release();
+  }
+
   // A submission that failed before it reached the session.
   static DeliveryHandle Failed(std::unique_ptr<Submission> sub) {
     DeliveryHandle handle(sub->state);
@@ -69,7 +78,7 @@ class Sender::Impl {
 };
 
 Sender::Sender(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
-Sender::~Sender() = default;
+Sender::~Sender() { Impl::Retire(std::move(impl_)); }
 
 Result<std::unique_ptr<Sender>> Sender::Connect(const SessionOptions& options) {
   WRIT_ASSIGN_OR_RETURN(auto impl, Impl::Connect(options));
@@ -211,7 +220,9 @@ DeliveryOutcome SendOnce(const std::string& path, const SendOptions& options,
     return out;
   }
   (*session)->corrupt_chunk_ = corrupt_chunk;
-  return (*session)->Submit(std::move(sub)).Wait();
+  DeliveryOutcome done = (*session)->Submit(std::move(sub)).Wait();
+  Sender::Impl::Retire(std::move(session).value());
+  return done;
 }
 
 }  // namespace

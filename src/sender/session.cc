@@ -12,6 +12,9 @@ void DeliveryHandle::State::Set(DeliveryOutcome out) {
   std::function<void()> tell;
   {
     MutexLock lock(mu_);
+    // The first outcome stands: an abandoned session's thread may still come back and
+    // complete a delivery its watch already failed.
+    if (done_.load(std::memory_order_relaxed)) return;
     out_ = std::move(out);
     done_.store(true, std::memory_order_release);
     tell = std::move(on_done_);
@@ -73,6 +76,8 @@ constexpr std::chrono::milliseconds kRefusalGrace{200};
 // How long a delivery that failed on its own may take to see its writes complete.
 constexpr std::chrono::seconds kQuiesce{5};
 constexpr size_t kEndedKept = 1024;
+// How long Close waits for an abandoned session's thread to come back before leaving it.
+constexpr std::chrono::seconds kComeBackGrace{1};
 
 }  // namespace
 
@@ -82,13 +87,20 @@ Session::Session(std::unique_ptr<Link> link, const receipt::Identity* identity,
       identity_(identity),
       cache_(cache),
       max_in_flight_(std::max<uint32_t>(
-          1, std::min(max_in_flight, std::max<uint32_t>(1, link_->hello().max_in_flight)))) {}
+          1, std::min(max_in_flight, std::max<uint32_t>(1, link_->hello().max_in_flight)))) {
+  running_.reserve(max_in_flight_);
+}
 
-Session::~Session() { (void)Close(); }
+Session::~Session() {
+  (void)Close();
+  // Only when the owner did not heed stuck(): better a thread left running than a terminate.
+  if (thread_.joinable()) thread_.detach();
+}
 
 Status Session::Start() {
   WRIT_ASSIGN_OR_RETURN(wake_, fabric::EventFd::Create());
-  return StartThread(thread_, "the sender session's thread", [this] { Loop(); });
+  WRIT_RETURN_IF_ERROR(StartThread(thread_, "the sender session's thread", [this] { Loop(); }));
+  return watch_.Start([this](std::chrono::milliseconds stuck) { Abandon(stuck); });
 }
 
 uint32_t Session::max_in_flight() const { return max_in_flight_; }
@@ -99,6 +111,7 @@ Status Session::health() const {
 }
 
 void Session::Submit(std::unique_ptr<Submission> submission) {
+  watch_.AtLeast(submission->options.stall_timeout);
   {
     MutexLock lock(mu_);
     if (health_.ok()) {
@@ -118,17 +131,70 @@ void Session::Submit(std::unique_ptr<Submission> submission) {
 }
 
 Status Session::Close() {
-  {
+  if (thread_.joinable()) {
     MutexLock lock(mu_);
     stop_ = true;
+    wake_.Signal();
+    lock.Wait(loop_or_abandon_, [this]() REQUIRES(mu_) { return loop_ended_ || abandoned_; });
+    if (!loop_ended_) {
+      lock.WaitFor(loop_or_abandon_, kComeBackGrace,
+                   [this]() REQUIRES(mu_) { return loop_ended_; });
+    }
+    if (!loop_ended_) return health_;
   }
-  wake_.Signal();
+  watch_.Stop();
   if (thread_.joinable()) thread_.join();
   return link_->Close();
 }
 
+bool Session::stuck() const {
+  MutexLock lock(mu_);
+  return abandoned_ && !loop_ended_;
+}
+
+void Session::Abandon(std::chrono::milliseconds stuck) {
+  const Status why = Status::Transport(
+      "the session's thread has been inside one turn for " + std::to_string(stuck.count()) +
+      " ms, longer than the longest stall timeout of its deliveries (" +
+      std::to_string(watch_.limit().count()) +
+      " ms): a call it made has not returned (libfabric 1.17's shm provider spins for ever on a "
+      "lock its peer held when it was killed); the session is abandoned, its thread left "
+      "there, and a source in the caller's memory may still be read by that call: keep it");
+  std::deque<std::unique_ptr<Submission>> waiting;
+  std::vector<std::pair<std::shared_ptr<DeliveryHandle::State>, DeliveryOutcome>> running;
+  {
+    MutexLock lock(mu_);
+    if (health_.ok()) health_ = why;
+    abandoned_ = true;
+    waiting.swap(queue_);
+    for (const Submission* s : running_) {
+      DeliveryOutcome out;
+      out.delivery.id = s->out.delivery.id;
+      out.delivery.bytes = s->out.delivery.bytes;
+      out.status = why;
+      running.emplace_back(s->state, std::move(out));
+    }
+  }
+  loop_or_abandon_.notify_all();
+  for (auto& [state, out] : running) state->Set(std::move(out));
+  for (auto& s : waiting) {
+    s->out.status = why;
+    s->state->Set(std::move(s->out));
+  }
+}
+
 void Session::Loop() {
+  Turns();
+  {
+    MutexLock lock(mu_);
+    loop_ended_ = true;
+  }
+  loop_or_abandon_.notify_all();
+}
+
+void Session::Turns() {
   for (;;) {
+    watch_.TurnBegins();
     bool stop = false;
     {
       MutexLock lock(mu_);
@@ -146,8 +212,10 @@ void Session::Loop() {
     if (!break_) Reap();
     if (break_) {
       BreakNow();
+      watch_.TurnEnds();
       return;
     }
+    watch_.TurnEnds();
   }
 }
 
@@ -187,6 +255,7 @@ void Session::AdmitCorked() {
       if (slot > 0 && !link_->StagingFits(slot) && !link_->WritesIdle()) return;
       next = std::move(*it);
       queue_.erase(it);
+      running_.push_back(next.get());
     }
     StartRun(std::move(next));
     if (break_) return;
@@ -445,6 +514,10 @@ void Session::Reap() {
 
 void Session::Complete(Active& a, const Status& status) {
   a.done = true;
+  {
+    MutexLock lock(mu_);
+    std::erase(running_, a.sub.get());
+  }
   Submission& s = *a.sub;
   s.out.status = status;
   // A failure before any chunk write completed moved nothing.

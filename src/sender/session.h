@@ -9,6 +9,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <condition_variable>
 #include <deque>
 #include <memory>
 #include <optional>
@@ -23,6 +24,7 @@
 #include "sender/delivery_run.h"
 #include "sender/digest_cache.h"
 #include "sender/link.h"
+#include "sender/turn_watch.h"
 #include "writ/sender.h"
 
 namespace writ {
@@ -75,8 +77,15 @@ class Session {
   Status health() const;
   uint32_t max_in_flight() const;
   const Link& link() const { return *link_; }
-  // Fails what is in flight or waiting, stops the thread, closes the link.
+  // Fails what is in flight or waiting, stops the thread, closes the link. When the session
+  // was abandoned (below) and its thread is still inside that turn, it returns the
+  // abandonment's status at once and leaves the thread and the link as they are: a later
+  // Close finishes the job if the thread has come back by then.
   Status Close();
+  // Abandoned by its watch (TurnWatch) while its thread is still inside the turn that did
+  // not end: the session, and what its thread uses (the link, the identity, the digest
+  // cache), must not be freed, for that thread may still come back to them.
+  bool stuck() const;
 
  private:
   struct Active {
@@ -94,6 +103,10 @@ class Session {
   };
 
   void Loop();
+  void Turns();
+  // The watch's verdict: one turn lasted longer than the longest stall timeout. Fails every
+  // delivery in flight or waiting (their handles; the session's thread is not touched).
+  void Abandon(std::chrono::milliseconds stuck);
   void Admit();
   void AdmitCorked();
   bool CanAdmit(const Submission& s) const;
@@ -122,11 +135,18 @@ class Session {
   fabric::EventFd wake_;
   std::atomic<bool> wake_pending_{false};  // wake_ signalled, the loop has not looked yet
   std::thread thread_;
+  TurnWatch watch_;
 
   mutable Mutex mu_;
+  std::condition_variable loop_or_abandon_;  // the loop ended, or the session was abandoned
   std::deque<std::unique_ptr<Submission>> queue_ GUARDED_BY(mu_);
+  // The submissions the session's thread has started and not completed: what an abandonment
+  // fails. Their `state` and their delivery's id and size are not written once submitted.
+  std::vector<Submission*> running_ GUARDED_BY(mu_);
   Status health_ GUARDED_BY(mu_);
   bool stop_ GUARDED_BY(mu_) = false;
+  bool loop_ended_ GUARDED_BY(mu_) = false;
+  bool abandoned_ GUARDED_BY(mu_) = false;
 
   // The session's thread only.
   std::vector<std::unique_ptr<Active>> active_;

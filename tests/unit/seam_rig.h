@@ -20,6 +20,7 @@
 #include "sender/delivery_run.h"
 #include "sender/delivery_source.h"
 #include "sender/link.h"
+#include "sender/session.h"
 #include "writ/receiver.h"
 #include "writ/sender.h"
 
@@ -97,6 +98,30 @@ class SeamRig {
     broken_ = run.broken();
     if (broken_) (void)link_->Close();
     return out;
+  }
+
+  // A sender session (its own thread, as Sender runs it) over the link Connect opened.
+  Result<std::unique_ptr<sender::Session>> OpenSession(uint32_t max_in_flight) {
+    auto session =
+        std::make_unique<sender::Session>(std::move(link_), nullptr, nullptr, max_in_flight);
+    WRIT_RETURN_IF_ERROR(session->Start());
+    return session;
+  }
+
+  // Queues a delivery of `bytes` on `session`, as Sender::SubmitBytes does.
+  static DeliveryHandle Submit(sender::Session& session, std::span<const uint8_t> bytes,
+                               const DeliveryOptions& options) {
+    auto sub = std::make_unique<sender::Submission>();
+    sub->options = options;
+    sub->out.status = sender::Prepare(sender::DeliverySource::FromBytes(bytes, options.id),
+                                      sub->options, nullptr, sub->out, sub->prepared);
+    DeliveryHandle handle(sub->state);
+    if (!sub->out.status.ok()) {
+      sub->state->Set(std::move(sub->out));
+      return handle;
+    }
+    session.Submit(std::move(sub));
+    return handle;
   }
 
   // Stops the receiver: its progress thread has read every record it will read.
