@@ -1,6 +1,5 @@
 #include "receipt/merkle.h"
 
-#include <openssl/evp.h>
 #include <openssl/sha.h>
 
 #include <array>
@@ -8,40 +7,22 @@
 namespace writ::receipt {
 namespace {
 
-// The one-shot form: what the hasher below falls back to.
-MerkleHash Sha256OneShot(uint8_t domain, std::string_view a, std::string_view b) {
-  std::string input;
-  input.reserve(1 + a.size() + b.size());
-  input += static_cast<char>(domain);
-  input += a;
-  input += b;
+// SHA256_Init/Update/Final, deprecated in OpenSSL 3.0 but kept through 3.x: the state is
+// on the stack. The EVP form allocates on every hash (3.0's EVP_DigestInit_ex frees and
+// re-creates the provider's context each time), six times per receipt group of three.
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
+MerkleHash Sha256(uint8_t domain, std::string_view a, std::string_view b = {}) {
+  SHA256_CTX ctx;
   MerkleHash out{};
-  SHA256(reinterpret_cast<const uint8_t*>(input.data()), input.size(), out.data());
+  SHA256_Init(&ctx);
+  SHA256_Update(&ctx, &domain, 1);
+  SHA256_Update(&ctx, a.data(), a.size());
+  SHA256_Update(&ctx, b.data(), b.size());
+  SHA256_Final(out.data(), &ctx);
   return out;
 }
-
-// SHA-256 fetched once and a context per thread: OpenSSL 3's one-shot SHA256() looks the
-// algorithm up on every call, and the domain byte would need a copy of the receipt.
-MerkleHash Sha256(uint8_t domain, std::string_view a, std::string_view b = {}) {
-  struct Hasher {
-    EVP_MD* md = EVP_MD_fetch(nullptr, "SHA2-256", nullptr);
-    EVP_MD_CTX* ctx = EVP_MD_CTX_new();
-    ~Hasher() {
-      EVP_MD_CTX_free(ctx);
-      EVP_MD_free(md);
-    }
-  };
-  thread_local Hasher hasher;
-  MerkleHash out{};
-  unsigned int size = 0;
-  const bool hashed = hasher.md != nullptr && hasher.ctx != nullptr &&
-                      EVP_DigestInit_ex(hasher.ctx, hasher.md, nullptr) == 1 &&
-                      EVP_DigestUpdate(hasher.ctx, &domain, 1) == 1 &&
-                      EVP_DigestUpdate(hasher.ctx, a.data(), a.size()) == 1 &&
-                      EVP_DigestUpdate(hasher.ctx, b.data(), b.size()) == 1 &&
-                      EVP_DigestFinal_ex(hasher.ctx, out.data(), &size) == 1 && size == out.size();
-  return hashed ? out : Sha256OneShot(domain, a, b);
-}
+#pragma GCC diagnostic pop
 
 std::string_view View(const MerkleHash& h) {
   return {reinterpret_cast<const char*>(h.data()), h.size()};

@@ -75,7 +75,7 @@ Status InboundDelivery::Consume() {
   while (!windows_.empty() && windows_.front().landed_count == windows_.front().chunk_count) {
     WRIT_RETURN_IF_ERROR(ConsumeWindow(windows_.front()));
     digesting_.push_back(std::move(windows_.front()));
-    windows_.pop_front();
+    windows_.erase(windows_.begin());
   }
   return Status::Ok();
 }

@@ -11,7 +11,6 @@
 
 #include <chrono>
 #include <cstdint>
-#include <deque>
 #include <memory>
 #include <optional>
 #include <vector>
@@ -123,9 +122,11 @@ class InboundDelivery {
   uint64_t chunks_;
   std::shared_ptr<DigestStream> digest_;
   std::unique_ptr<store::PayloadWriter> writer_;
-  std::deque<LiveWindow> windows_;    // ordered by first_chunk
-  std::deque<LiveWindow> digesting_;  // consumed, read by the digest workers until done
-  std::vector<uint8_t> copy_;         // ConsumeCopy's bytes, read by the digest workers
+  // A few each (windows_per_delivery); vectors, not deques, because a ring delivery has
+  // none and libstdc++'s deque allocates two blocks as it is constructed.
+  std::vector<LiveWindow> windows_;    // ordered by first_chunk
+  std::vector<LiveWindow> digesting_;  // consumed, read by the digest workers until done
+  std::vector<uint8_t> copy_;          // ConsumeCopy's bytes, read by the digest workers
   bool digest_from_commit_ = false;
   uint64_t next_grant_chunk_ = 0;
   uint64_t next_consume_chunk_ = 0;

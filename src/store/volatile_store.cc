@@ -102,40 +102,63 @@ class VolatileWriter : public PayloadWriter {
     ev.retention = RetentionClass::kVolatile;
     ev.held_until_ms = held_until;
     ev.ttl = store_.ttl_;
-    ev.acknowledged_point =
-        store_.dir_.empty()
-            ? std::string(placed_ > 0 ? "bytes placed by the transport directly into"
-                                      : "bytes copied into") +
-                  " the receiver's volatile memory (an anonymous memory file, memfd, mapped "
-                  "once and held by the receiver process); index entry in the process's memory"
-            : "bytes written (pwrite, no sync) to an unlinked temporary file held open by the "
-              "receiver process; index entry in the process's memory";
-    ev.promise_after_failure =
+    ev.acknowledged_point = AcknowledgedPoint();
+    static const std::string kPromise =
         "none: the delivery is held only while this receiver process runs; after a crash or "
         "restart it is gone";
+    ev.promise_after_failure = kPromise;
     ev.evidence = Evidence(pieces);
     return ev;
   }
 
  private:
+  const std::string& AcknowledgedPoint() const {
+    static const std::string kPlaced =
+        "bytes placed by the transport directly into the receiver's volatile memory (an "
+        "anonymous memory file, memfd, mapped once and held by the receiver process); index "
+        "entry in the process's memory";
+    static const std::string kCopied =
+        "bytes copied into the receiver's volatile memory (an anonymous memory file, memfd, "
+        "mapped once and held by the receiver process); index entry in the process's memory";
+    static const std::string kFile =
+        "bytes written (pwrite, no sync) to an unlinked temporary file held open by the "
+        "receiver process; index entry in the process's memory";
+    return !store_.dir_.empty() ? kFile : placed_ > 0 ? kPlaced : kCopied;
+  }
+  // Built in one string (one allocation): this runs once per delivery.
   std::string Evidence(size_t pieces) const {
-    const std::string where =
-        std::to_string(pieces) +
-        (store_.dir_.empty() ? std::string(" piece(s) of the memory file (host memory")
-                             : " piece(s) of an unlinked file in " + store_.dir_) +
-        (warm_ > 0 && store_.dir_.empty()
-             ? ", " + std::to_string(warm_) + " from the touched reserve)"
-             : std::string(store_.dir_.empty() ? ")" : ""));
+    std::string out;
+    out.reserve(256 + store_.dir_.size());
+    const auto number = [&out](uint64_t n) { out += std::to_string(n); };  // short: no allocation
     if (!store_.dir_.empty()) {
-      return "pwrite of " + std::to_string(meta_.bytes) + " bytes into " + where +
-             " returned success; no fsync was done";
+      out += "pwrite of ";
+      number(meta_.bytes);
+      out += " bytes into ";
+      number(pieces);
+      out += " piece(s) of an unlinked file in ";
+      out += store_.dir_;
+      out += " returned success; no fsync was done";
+      return out;
     }
-    return (placed_ > 0 ? std::to_string(placed_) +
-                              " bytes placed by RDMA writes into a registered range of the "
-                              "memory file's mapping, " +
-                              std::to_string(meta_.bytes - placed_) + " bytes copied, into "
-                        : "memcpy of " + std::to_string(meta_.bytes) + " bytes into ") +
-           where + " completed; no fsync was done";
+    if (placed_ > 0) {
+      number(placed_);
+      out += " bytes placed by RDMA writes into a registered range of the memory file's mapping, ";
+      number(meta_.bytes - placed_);
+      out += " bytes copied, into ";
+    } else {
+      out += "memcpy of ";
+      number(meta_.bytes);
+      out += " bytes into ";
+    }
+    number(pieces);
+    out += " piece(s) of the memory file (host memory";
+    if (warm_ > 0) {
+      out += ", ";
+      number(warm_);
+      out += " from the touched reserve";
+    }
+    out += ") completed; no fsync was done";
+    return out;
   }
   uint64_t ExtentLength(size_t i) const {
     return std::min(store_.extent_bytes_, meta_.bytes - i * store_.extent_bytes_);
