@@ -20,9 +20,19 @@ std::string TransportFor(const fabric::ProviderInfo& provider) {
   return "other";
 }
 
+// Built in one string: the sender builds a context per delivery.
 std::string SoftwareRelease(const fabric::ProviderInfo& provider) {
-  return "writ " + std::string(Version()) + "; " + fabric::LibfabricVersion() + "; " +
-         provider.provider_version();
+  const std::string libfabric = fabric::LibfabricVersion();
+  const auto& provider_version = provider.provider_version();
+  std::string out;
+  out.reserve(16 + Version().size() + libfabric.size() + provider_version.size());
+  out += "writ ";
+  out += Version();
+  out += "; ";
+  out += libfabric;
+  out += "; ";
+  out += provider_version;
+  return out;
 }
 
 ReceiptContext ContextFor(const fabric::ProviderInfo& provider, CompletionLevel relied_on,

@@ -161,7 +161,7 @@ void DigestStream::RunLane() {
         return;
       }
       piece = lane_queue_.front();
-      lane_queue_.pop_front();
+      lane_queue_.erase(lane_queue_.begin());
       ++reading_;
     }
     reads_started_.fetch_add(1);

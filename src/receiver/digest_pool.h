@@ -123,7 +123,9 @@ class DigestStream : public std::enable_shared_from_this<DigestStream> {
   std::condition_variable no_reads_;
   bool cancelled_ GUARDED_BY(mu_) = false;
   bool lane_running_ GUARDED_BY(mu_) = false;
-  std::deque<Piece> lane_queue_ GUARDED_BY(mu_);
+  // A few pieces (one per window) at most; a vector because a small delivery, digested in
+  // Submit, never queues one and libstdc++'s deque allocates as it is constructed.
+  std::vector<Piece> lane_queue_ GUARDED_BY(mu_);
   uint32_t reading_ GUARDED_BY(mu_) = 0;
   std::map<uint64_t, uint32_t> pieces_left_ GUARDED_BY(mu_);  // token -> pieces not yet read
   std::vector<uint64_t> done_ GUARDED_BY(mu_);
