@@ -102,39 +102,6 @@ class MemberList {
   size_t count_ = 0;
 };
 
-// True when `value` holds a key twice in one object (a reader keeping either copy would
-// show something other than what was signed); `path` then names the second, relative to
-// `value` ("delivery.bytes", "signature.path[].side"). Document order decides which is
-// named first.
-bool FindDuplicateKey(element value, std::string& path) {
-  if (value.is_array()) {
-    const array items = value.get_array().value_unsafe();
-    for (element item : items) {
-      if (FindDuplicateKey(item, path)) {
-        path = "[]" + (path.starts_with('[') ? path : "." + path);
-        return true;
-      }
-    }
-    return false;
-  }
-  if (!value.is_object()) return false;
-  const MemberList members(value.get_object().value_unsafe());
-  for (size_t index = 0; index < members.size(); ++index) {
-    const MemberList::Member& member = members[index];
-    for (size_t earlier = 0; earlier < index; ++earlier) {
-      if (members[earlier].key == member.key) {
-        path = std::string(member.key);
-        return true;
-      }
-    }
-    if (FindDuplicateKey(member.value, path)) {
-      path = std::string(member.key) + (path.starts_with('[') ? path : "." + path);
-      return true;
-    }
-  }
-  return false;
-}
-
 // The text being read, for what simdjson's tree does not keep: it reads the number -0 as
 // the integer 0, which the signed form never writes ("0"), so a -0 anywhere outside a
 // string makes an unsigned field that reads 0 an error. Looked for once, when needed.
@@ -186,7 +153,11 @@ class Fields {
                 std::optional<size_t> index = std::nullopt) const {
     return Fields(source_, members, path, index);
   }
+  // No key twice, then no key the signed form does not have. Every object of a receipt that
+  // is accepted is read through here (any other object is an unknown field or a wrong
+  // type), so the duplicate check covers the whole document without a walk of its own.
   Status OnlyKnown(std::span<const std::string_view> known) const {
+    WRIT_RETURN_IF_ERROR(NoDuplicateKey());
     for (size_t i = 0; i < members_.size(); ++i) {
       const std::string_view key = members_[i].key;
       if (std::find(known.begin(), known.end(), key) == known.end()) {
@@ -253,6 +224,19 @@ class Fields {
   }
 
  private:
+  // A key twice in one object: a reader keeping either copy would show something other
+  // than what was signed. Document order decides which is named.
+  Status NoDuplicateKey() const {
+    for (size_t index = 1; index < members_.size(); ++index) {
+      const std::string_view key = members_[index].key;
+      for (size_t earlier = 0; earlier < index; ++earlier) {
+        if (members_[earlier].key == key) {
+          return Status::Malformed(Printable(PathOf(key)) + ": duplicate key");
+        }
+      }
+    }
+    return Status::Ok();
+  }
   Result<element> Member(std::string_view key) const {
     const MemberList::Member* member = members_.Find(key);
     if (member == nullptr) return Problem(key, "missing");
@@ -453,9 +437,6 @@ Status ReadReceipt(std::string_view text, Receipt* r, ReceiptFacts& facts) {
   if (parser.parse(text.data(), text.size(), /*realloc_if_needed=*/true).get(root) !=
       simdjson::SUCCESS) {
     return Status::Malformed("receipt: not valid JSON");
-  }
-  if (std::string duplicate; FindDuplicateKey(root, duplicate)) {
-    return Status::Malformed(Printable(duplicate) + ": duplicate key");
   }
   object members;
   if (root.get_object().get(members) != simdjson::SUCCESS) {

@@ -101,7 +101,7 @@ TEST(ReceiptJson, NamesADuplicatedKeyAtAnyDepth) {
     return ReceiptFromJson(t).status().message();
   };
   EXPECT_EQ(with("\"side\":\"right\"", ",\"side\":\"left\""),
-            "signature.path[].side: duplicate key");
+            "signature.path[0].side: duplicate key");
   EXPECT_EQ(with("\"notes\":[\"n\"]", ",\"notes\":[]"), "context.notes: duplicate key");
   EXPECT_EQ(with("\"issuer\":\"writ-serve@127.0.0.1:7233\"", ",\"issuer\":\"someone\""),
             "issuer: duplicate key");
