@@ -45,7 +45,7 @@ class Connection final : public RunHost {
   Status Send(const protocol::Message& message) override;
   void Issue(const Receipt& receipt) override { outbox_.Issue(receipt); }
   Result<std::string> SignIssued(const Receipt* with = nullptr) override;
-  void Queue(const std::string& id, const std::string& json) override { outbox_.Add(id, json); }
+  void Queue(const std::string& id, std::string json) override { outbox_.Add(id, std::move(json)); }
   // The receipts issued since the last flush, in one message where they are several.
   Status FlushReceipts() override;
   void Tell(const std::string& line) override;

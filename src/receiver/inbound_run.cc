@@ -63,7 +63,7 @@ RunStep InboundRun::EndWith(RunEnding ending) {
   } else if (ending.outcome == DeliveryOutcome::kRetained) {
     core_.shutdown.NoteDrained(id_);
     if (ending.earns_ring) told = host_.GrantRingOnce();  // told before the receipts
-    for (const std::string& json : ending.receipts) host_.Queue(id_, json);
+    for (std::string& json : ending.receipts) host_.Queue(id_, std::move(json));
     if (told.ok()) told = host_.FlushReceipts();  // with the rungs reached in the same pass
     rungs_.reached = ReceiptRung::kRetained;
     rungs_.retained = true;

@@ -41,7 +41,7 @@ class RunHost {
   // its run and queues it. `with`'s JSON, neither recorded nor queued.
   virtual Result<std::string> SignIssued(const Receipt* with = nullptr) = 0;
   // A receipt signed already, queued to send.
-  virtual void Queue(const std::string& id, const std::string& json) = 0;
+  virtual void Queue(const std::string& id, std::string json) = 0;
   virtual Status FlushReceipts() = 0;
   // A line for the connection's log.
   virtual void Tell(const std::string& line) = 0;

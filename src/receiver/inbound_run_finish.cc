@@ -122,19 +122,23 @@ std::optional<receipt::UnsignedReceipt> InboundRun::TakeReceiptToSign() {
 }
 
 RunStep InboundRun::OnRetainedSigned(std::string json) {
-  receipts_.push_back(json);
-  // The application's buffer holds the bytes: writ's store and out directory hold nothing.
-  if (exposed_ != nullptr)
-    return EndWith(RunEnding::Retained({std::move(json)}, /*earns_ring=*/true));
-  if (Status out = PublishReceiptsOut(receipts_); !out.ok()) return RefuseOut(out);
-  // The retained receipt is recorded with the delivery (after those signed with it) before
-  // it is sent; if that fails the class was not reached (the store has undone the commit),
-  // and the sender is told so.
-  const auto after_commit = std::span<const std::string>(receipts_).subspan(recorded_at_commit_);
-  if (Status recorded = core_.store->AppendReceipts(id_, after_commit); !recorded.ok()) {
-    return Refuse(ReasonFor(recorded), "retention failed: " + recorded.message());
+  receipts_.push_back(std::move(json));
+  if (exposed_ == nullptr) {
+    // The application's buffer holds an addressed delivery's bytes: writ's store and out
+    // directory hold nothing. Otherwise the retained receipt is recorded with the delivery
+    // (after those signed with it) before it is sent; if that fails the class was not
+    // reached (the store has undone the commit), and the sender is told so.
+    if (Status out = PublishReceiptsOut(receipts_); !out.ok()) return RefuseOut(out);
+    const auto after_commit = std::span<const std::string>(receipts_).subspan(recorded_at_commit_);
+    if (Status recorded = core_.store->AppendReceipts(id_, after_commit); !recorded.ok()) {
+      return Refuse(ReasonFor(recorded), "retention failed: " + recorded.message());
+    }
   }
-  return EndWith(RunEnding::Retained({std::move(json)}, /*earns_ring=*/true));
+  // Moved on, not copied: the run ends here and needs its receipts no more.
+  std::vector<std::string> sent;
+  sent.push_back(std::move(receipts_.back()));
+  receipts_.pop_back();
+  return EndWith(RunEnding::Retained(std::move(sent), /*earns_ring=*/true));
 }
 
 // A re-delivery validated: the store retains these very bytes (same id, size, rule and

@@ -76,7 +76,7 @@ class RecordingHost : public RunHost {
     Note(with != nullptr ? "sign with " + std::string(ReceiptRungName(with->rung)) : "sign");
     return std::string(with != nullptr ? "{\"retained\":1}" : "");
   }
-  void Queue(const std::string&, const std::string& json) override { Note("queue " + json); }
+  void Queue(const std::string&, std::string json) override { Note("queue " + json); }
   Status FlushReceipts() override {
     Note("flush");
     return Status::Ok();
