@@ -24,13 +24,24 @@ TEST(SessionWatch, AWriteThatNeverReturnsFailsEveryHandleInsteadOfHanging) {
   SEAM_START(rig);
   ASSERT_TRUE(rig.Connect(4).ok());
   rig.initiator().HangWrite(2);
+  const auto bytes = Pattern(7, 8 * (64 << 10));  // outlives the session: its source
   auto session = rig.OpenSession(1);
   ASSERT_TRUE(session.ok()) << session.status().ToString();
-  const auto bytes = Pattern(7, 8 * (64 << 10));
+  // Declared after the session, so run before it is destroyed: whatever fails below, the
+  // stuck call returns and the session's thread can end before the session goes.
+  const struct ReleaseAtEnd {
+    fabric::FaultInjectingFabric& fabric;
+    ~ReleaseAtEnd() { fabric.ReleaseHang(); }
+  } release_at_end{rig.initiator()};
   const auto t0 = Clock::now();
   DeliveryHandle hung = SeamRig::Submit(**session, bytes, Quick("hung"));
   DeliveryHandle waiting = SeamRig::Submit(**session, bytes, Quick("behind-it"));
 
+  // Bounded, so that a watch that never fires fails here instead of at CTest's timeout.
+  for (const auto deadline = t0 + 30s; !hung.Ready() && Clock::now() < deadline;) {
+    std::this_thread::sleep_for(10ms);
+  }
+  ASSERT_TRUE(hung.Ready()) << "no outcome 30 s after the write stopped returning";
   const DeliveryOutcome& out = hung.Wait();
   const auto took = Clock::now() - t0;
   const std::string first = out.status.ToString();
@@ -42,7 +53,7 @@ TEST(SessionWatch, AWriteThatNeverReturnsFailsEveryHandleInsteadOfHanging) {
   EXPECT_TRUE(out.receipts.empty());
   EXPECT_GE(took, sender::TurnWatch::kMinLimit);
   EXPECT_LT(took, sender::TurnWatch::kMinLimit + 10s);
-  ASSERT_TRUE(waiting.Ready()) << "a delivery waiting behind the stuck one fails with it";
+  // A delivery waiting behind the stuck one fails with it (the watch sets it just after).
   EXPECT_EQ(waiting.Wait().status.ToString(), out.status.ToString());
   EXPECT_EQ(rig.initiator().counts().writes_hung, 1u);
   EXPECT_TRUE((*session)->stuck());
@@ -58,7 +69,7 @@ TEST(SessionWatch, AWriteThatNeverReturnsFailsEveryHandleInsteadOfHanging) {
   // The call comes back: the thread ends the session and Close (waiting a moment for it)
   // finishes; the outcome the watch gave stands.
   rig.initiator().ReleaseHang();
-  (void)(*session)->Close();
+  for (int i = 0; i < 30 && (*session)->stuck(); ++i) (void)(*session)->Close();  // 1 s each
   EXPECT_FALSE((*session)->stuck());
   EXPECT_EQ(hung.Wait().status.ToString(), first);
   EXPECT_TRUE(hung.Wait().receipts.empty());
