@@ -85,7 +85,8 @@ TEST(SessionWatch, AnIdleSessionIsNeverAbandoned) {
   ASSERT_TRUE(SeamRig::Submit(**session, bytes, Quick("first")).Wait().status.ok());
   std::this_thread::sleep_for(sender::TurnWatch::kMinLimit + 1500ms);  // idle turns only
   EXPECT_TRUE((*session)->health().ok()) << (*session)->health().ToString();
-  const DeliveryOutcome& second = SeamRig::Submit(**session, bytes, Quick("second")).Wait();
+  const DeliveryHandle handle = SeamRig::Submit(**session, bytes, Quick("second"));
+  const DeliveryOutcome& second = handle.Wait();  // valid while the handle is
   EXPECT_TRUE(second.status.ok()) << second.status.ToString();
   EXPECT_FALSE((*session)->stuck());
 }
