@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <future>
 
 #include "seam_rig.h"
 
@@ -25,6 +26,7 @@ TEST(SessionWatch, AWriteThatNeverReturnsFailsEveryHandleInsteadOfHanging) {
   ASSERT_TRUE(rig.Connect(4).ok());
   rig.initiator().HangWrite(2);
   const auto bytes = Pattern(7, 8 * (64 << 10));  // outlives the session: its source
+  std::promise<void> first_done;                  // likewise: set from the session's threads
   auto session = rig.OpenSession(1);
   ASSERT_TRUE(session.ok()) << session.status().ToString();
   // Declared after the session, so run before it is destroyed: whatever fails below, the
@@ -38,10 +40,9 @@ TEST(SessionWatch, AWriteThatNeverReturnsFailsEveryHandleInsteadOfHanging) {
   DeliveryHandle waiting = SeamRig::Submit(**session, bytes, Quick("behind-it"));
 
   // Bounded, so that a watch that never fires fails here instead of at CTest's timeout.
-  for (const auto deadline = t0 + 30s; !hung.Ready() && Clock::now() < deadline;) {
-    std::this_thread::sleep_for(10ms);
-  }
-  ASSERT_TRUE(hung.Ready()) << "no outcome 30 s after the write stopped returning";
+  hung.OnDone([&first_done] { first_done.set_value(); });
+  ASSERT_EQ(first_done.get_future().wait_for(30s), std::future_status::ready)
+      << "no outcome 30 s after the write stopped returning";
   const DeliveryOutcome& out = hung.Wait();
   const auto took = Clock::now() - t0;
   const std::string first = out.status.ToString();
