@@ -56,7 +56,7 @@ struct LogEvent {
   Level level = Level::kInfo;
   // "delivery" (an outcome), "deliveries" (the retained ones counted), "refusal", "recovery" (a
   // start-up step), "store" (scrub, quarantine, sync failure), "connection" (a limit or timeout
-  // that hit), "shutdown".
+  // that hit), "shutdown", "fabric" (its progress stopped: Receiver::health).
   std::string event;
   std::string message;  // one line, without the "writ: " the CLI puts in front
   std::vector<LogField> fields;
@@ -297,7 +297,16 @@ class WRIT_EXPORT Receiver {
   virtual std::string metrics_address() const = 0;
   // The receiver's metrics in the Prometheus text exposition format 0.0.4.
   virtual std::string MetricsText() const = 0;
-  // Stops accepting, ends every connection, closes the fabric. Idempotent.
+  // Ok while the fabric makes progress. Otherwise why it stopped: polling the fabric failed,
+  // or a progress call has not returned for a long time (libfabric 1.17's shm provider
+  // spins for ever on a lock a killed peer held). The receiver then completes no write any
+  // more: it refuses every new announce naming this, says it once to on_event (an error,
+  // "fabric"), and should be restarted (`writ serve` exits 4; what it retained survives as
+  // its retention class promises).
+  virtual Status health() const = 0;
+  // Stops accepting, ends every connection, closes the fabric. Idempotent. When the
+  // progress thread is stuck inside the provider it is left there, and the fabric it is in
+  // (with this receiver's window memory) is left allocated rather than freed under it.
   virtual Status Stop() = 0;
   // A bounded, clean stop: new connections and announces are refused ("shutting down"),
   // deliveries in progress get until `drain` to finish, the rest are refused and ended

@@ -73,6 +73,16 @@ void FaultInjectingFabric::HangWrite(uint64_t ordinal) {
   hang_at_ = ordinal;
 }
 
+void FaultInjectingFabric::HangNextPoll() {
+  MutexLock lock(mu_);
+  hang_next_poll_ = true;
+}
+
+void FaultInjectingFabric::FailPolls(Status status) {
+  MutexLock lock(mu_);
+  poll_failure_ = std::move(status);
+}
+
 void FaultInjectingFabric::ReleaseHang() {
   {
     MutexLock lock(mu_);
@@ -279,6 +289,16 @@ size_t FaultInjectingFabric::ReleaseLocked(std::vector<WorkCompletion>& out, siz
 
 Result<size_t> FaultInjectingFabric::Poll(std::vector<WorkCompletion>& out, size_t max) {
   MutexLock lock(mu_);
+  if (hang_next_poll_) {
+    hang_next_poll_ = false;
+    hanging_ = true;
+    ++counts_.polls_hung;
+    lock.Wait(released_, [this]() REQUIRES(mu_) { return !hanging_; });  // lets mu_ go
+  }
+  if (!poll_failure_.ok()) {
+    ++counts_.polls_failed;
+    return poll_failure_;
+  }
   ++polls_;
   WRIT_RETURN_IF_ERROR(ReadInnerLocked(max));
   return ReleaseLocked(out, max);

@@ -58,6 +58,8 @@ struct FaultCounts {
   uint64_t notifications_dropped = 0;
   uint64_t registrations_failed = 0;
   uint64_t writes_hung = 0;  // PostWrite calls that waited for ReleaseHang
+  uint64_t polls_hung = 0;   // Poll calls that waited for ReleaseHang
+  uint64_t polls_failed = 0;
 };
 
 class FaultInjectingFabric final : public FabricPort {
@@ -91,7 +93,13 @@ class FaultInjectingFabric final : public FabricPort {
   // posts the write), as libfabric 1.17's shm provider spins for ever on the region lock of
   // a peer killed while holding it. Poll and the rest of the port go on meanwhile.
   void HangWrite(uint64_t ordinal);
+  // The next Poll does not return until ReleaseHang (then it polls), as a target's progress
+  // call spins on its own region's lock held by a sender killed inside a write.
+  void HangNextPoll();
   void ReleaseHang();
+  // The next Poll fails with `status` (as a completion queue read failing), and every
+  // later one too.
+  void FailPolls(Status status);
 
   FaultCounts counts() const;
 
@@ -153,6 +161,8 @@ class FaultInjectingFabric final : public FabricPort {
   FaultCounts counts_ GUARDED_BY(mu_);
   std::optional<uint64_t> hang_at_ GUARDED_BY(mu_);
   bool hanging_ GUARDED_BY(mu_) = false;
+  bool hang_next_poll_ GUARDED_BY(mu_) = false;
+  Status poll_failure_ GUARDED_BY(mu_);
   std::condition_variable released_;
 };
 

@@ -4,14 +4,23 @@
 // wait objects (FabricPort::can_wait) it blocks in poll() between records instead of
 // spinning: on a small machine a spinning thread takes the core the sender and the
 // receiver's own connection threads need.
+//
+// A call into the provider that never returns (shm: a peer killed holding the spin lock
+// of the region they share) is seen by a TurnWatch around each turn and reported through
+// the failure handler; Stop then leaves the stuck thread behind (see Stop).
 #pragma once
 
+#include <poll.h>
+
 #include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <functional>
 #include <thread>
+#include <vector>
 
 #include "common/mutex.h"
+#include "common/turn_watch.h"
 #include "fabric/event_fd.h"
 #include "fabric/fabric_port.h"
 
@@ -21,26 +30,41 @@ class ProgressLoop {
  public:
   // Called on the loop's thread for every record read, notifications included.
   using Handler = std::function<void(const WorkCompletion&)>;
-  // Called once if polling itself fails; the loop then stops.
+  // Called at most once: polling itself failed (the loop then stops), or one turn has not
+  // ended within `stuck_after` (on the watch's thread; the loop's thread is still inside
+  // the provider).
   using FailureHandler = std::function<void(const Status&)>;
 
   // kBusy (`--poll busy`): never sleeps nor blocks; polls in a loop, yielding between
   // polls, for latency at the cost of a core kept busy even when idle.
   enum class Mode { kBlock, kBusy };
 
+  // `stuck_after`: zero for no watch, else at least TurnWatch::kMinLimit.
   ProgressLoop(FabricPort& node, Handler on_record, FailureHandler on_failure = nullptr,
-               Mode mode = Mode::kBlock);
-  ~ProgressLoop();  // stops and joins
+               Mode mode = Mode::kBlock,
+               std::chrono::milliseconds stuck_after = std::chrono::milliseconds{0});
+  ~ProgressLoop();  // stops and joins (abandoned(): the owner must not destroy it)
   ProgressLoop(const ProgressLoop&) = delete;
   ProgressLoop& operator=(const ProgressLoop&) = delete;
 
+  // Stops the loop and joins its thread. When the watch has reported it stuck and it does
+  // not come back within a second, the thread is detached instead and abandoned() holds:
+  // the thread may still return into this object and the node, so the owner must then
+  // leave both allocated (it will not call the handlers again).
   void Stop();
+  bool abandoned() const;
   // Traffic is about to come (e.g. a window was just granted): leave any long idle nap and
   // poll eagerly again. Any thread may call it.
   void Wake();
 
  private:
+  struct TurnState;
   void Run();
+  bool Turn(TurnState& state);
+  bool Block(std::vector<pollfd>& wait_fds);
+  void Nap(TurnState& state);
+  // Tells on_failure_, once. From the loop's thread only under turn_mu_ and not abandoned.
+  void Report(const Status& status);
 
   FabricPort& node_;
   Handler on_record_;
@@ -51,6 +75,16 @@ class ProgressLoop {
   Mutex wake_mu_;
   std::condition_variable wake_cv_;
   EventFd wake_fd_;  // raised by Wake and Stop for a loop blocked in poll()
+  TurnWatch watch_;  // started only with a `stuck_after`
+  std::atomic<bool> failed_{false};
+  std::atomic<bool> stuck_{false};  // the watch found a turn that does not end
+  // Held while the loop's thread hands records to the handler or reports a failure: once
+  // Stop has set `abandoned_` under it, a thread coming back from the provider calls
+  // nothing of the owner's.
+  mutable Mutex turn_mu_;
+  bool abandoned_ GUARDED_BY(turn_mu_) = false;
+  bool ended_ GUARDED_BY(turn_mu_) = false;  // Run has returned
+  std::condition_variable ended_cv_;
   std::thread thread_;
 };
 

@@ -19,6 +19,14 @@ Verdict NotShuttingDown(const Announce& a, bool shutdown_begun) {
                               a.delivery_id + " again once it is back"};
 }
 
+Verdict FabricProgressing(const Announce& a, const Status& fabric) {
+  if (fabric.ok()) return std::nullopt;
+  return protocol::Refuse{a.delivery_id, RefuseReason::kInternal,
+                          "this receiver's fabric no longer makes progress, so no write to it "
+                          "can complete; it admits nothing until it is restarted (" +
+                              fabric.message() + ")"};
+}
+
 Verdict WithinInFlightLimit(const Announce& a, size_t in_progress, uint32_t limit) {
   if (in_progress < limit) return std::nullopt;
   return protocol::Refuse{a.delivery_id, RefuseReason::kLimit,

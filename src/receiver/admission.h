@@ -22,6 +22,8 @@ using Verdict = std::optional<protocol::Refuse>;
 
 // The receiver: it admits nothing once its shutdown has begun.
 Verdict NotShuttingDown(const protocol::Announce& a, bool shutdown_begun);
+// Nor once its fabric stopped making progress (`fabric`: FabricHealth::status()).
+Verdict FabricProgressing(const protocol::Announce& a, const Status& fabric);
 
 // The connection: at most `limit` deliveries in progress at once (the hello's
 // `max_in_flight`; `in_progress` of them now), and never the same id twice at once.

@@ -31,6 +31,11 @@ Result<InboundRun*> Connection::AdmitAnnounce(const protocol::Announce& a, bool 
     return static_cast<InboundRun*>(nullptr);
   };
   if (auto refusal = admission::NotShuttingDown(a, core_.shutdown.begun())) return refuse(*refusal);
+  if (core_.fabric.failed()) {
+    if (auto refusal = admission::FabricProgressing(a, core_.fabric.status())) {
+      return refuse(*refusal);
+    }
+  }
   if (auto refusal = admission::NotInProgressHere(a, runs_.count(a.delivery_id) > 0)) {
     return refuse(*refusal);
   }

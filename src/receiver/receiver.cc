@@ -9,6 +9,7 @@
 #include <list>
 #include <thread>
 
+#include "common/left_allocated.h"
 #include "common/mutex.h"
 #include "common/thread.h"
 #include "fabric/progress_loop.h"
@@ -22,7 +23,6 @@
 #include "receiver/read_region.h"
 #include "receiver/receiver_core.h"
 #include "receiver/receiver_start.h"
-#include "receiver/test_seams.h"
 #include "store/expiry_sweeper.h"
 #include "store/fault_env.h"
 #include "store/routing_store.h"
@@ -58,8 +58,11 @@ Result<std::string> SigningIdOf(const std::string& issuer, const receipt::Identi
 
 class ReceiverImpl : public Receiver {
  public:
-  ReceiverImpl(ReceiverOptions options, fabric::FabricOpener open_fabric, std::string store_faults)
-      : open_fabric_(std::move(open_fabric)), store_faults_(std::move(store_faults)) {
+  ReceiverImpl(ReceiverOptions options, fabric::FabricOpener open_fabric, std::string store_faults,
+               std::chrono::milliseconds progress_stuck_after)
+      : open_fabric_(std::move(open_fabric)),
+        store_faults_(std::move(store_faults)),
+        progress_stuck_after_(progress_stuck_after) {
     recovery_lines_ = options.on_store_event;
     receiver::RouteLinesToEvents(options);
     core_.options = std::move(options);
@@ -78,6 +81,7 @@ class ReceiverImpl : public Receiver {
     return metrics_server_ ? metrics_server_->address() : "";
   }
   std::string MetricsText() const override;
+  Status health() const override { return core_.fabric.status(); }
   Status Stop() override;
   Result<ShutdownSummary> Shutdown(std::chrono::milliseconds drain) override;
   Result<RemovedDelivery> Remove(const std::string& id, bool force) override;
@@ -119,6 +123,11 @@ class ReceiverImpl : public Receiver {
   // Closes the connection idle longest to make room; false when every one is busy.
   bool EvictIdlest() REQUIRES(conns_mu_);
   void OnRecord(const fabric::WorkCompletion& record);
+  // The progress loop's failure (on its thread or its watch's): kept, said once.
+  void OnFabricFailure(const Status& why);
+  void StartProgress();
+  // Stop's last step: the progress thread and the fabric, unless the thread is stuck in it.
+  Status StopFabric();
   Status StartMetrics();
 
   fabric::FabricOpener open_fabric_;
@@ -137,7 +146,8 @@ class ReceiverImpl : public Receiver {
   };
   std::list<Running> conns_ GUARDED_BY(conns_mu_);
   bool stopped_ = false;
-  std::string store_faults_;                       // tests only: receiver/test_seams.h
+  std::string store_faults_;  // tests only: receiver/receiver_start.h
+  const std::chrono::milliseconds progress_stuck_after_;
   std::unique_ptr<store::ExpirySweeper> sweeper_;  // after core_: stopped before its store
   // The caller's on_store_event: told recovery's findings, which on_event gets as "recovery".
   std::function<void(const std::string&)> recovery_lines_;
@@ -260,10 +270,7 @@ Status ReceiverImpl::Init() {
   }
   WRIT_RETURN_IF_ERROR(StartExpirySweep());
 
-  progress_ = std::make_unique<fabric::ProgressLoop>(
-      *core_.node, [this](const fabric::WorkCompletion& r) { OnRecord(r); }, nullptr,
-      opt.busy_poll ? fabric::ProgressLoop::Mode::kBusy : fabric::ProgressLoop::Mode::kBlock);
-  core_.progress = progress_.get();
+  StartProgress();
   WRIT_RETURN_IF_ERROR(StartMetrics());
   WRIT_RETURN_IF_ERROR(StartThread(accept_thread_, "the accept thread", [this] { AcceptLoop(); }));
   return Status::Ok();
@@ -462,10 +469,44 @@ Status ReceiverImpl::Stop() {
   }
   ReportRetainedSummary(core_);
   sweeper_.reset();
+  return StopFabric();
+}
+
+void ReceiverImpl::StartProgress() {
+  progress_ = std::make_unique<fabric::ProgressLoop>(
+      *core_.node, [this](const fabric::WorkCompletion& r) { OnRecord(r); },
+      [this](const Status& why) { OnFabricFailure(why); },
+      core_.options.busy_poll ? fabric::ProgressLoop::Mode::kBusy
+                              : fabric::ProgressLoop::Mode::kBlock,
+      progress_stuck_after_);
+  core_.progress = progress_.get();
+}
+
+Status ReceiverImpl::StopFabric() {
   if (progress_) progress_->Stop();
   core_.progress = nullptr;
+  if (progress_ && progress_->abandoned()) {
+    // Its thread may still come back into the loop and the node (and touch the windows'
+    // registrations): leave all three allocated, as the sender leaves a stuck session.
+    LeaveAllocated(progress_);
+    LeaveAllocated(core_.node);
+    LeaveAllocated(core_.pool);
+    return core_.fabric.status();
+  }
   progress_.reset();
   return core_.node ? core_.node->Close() : Status::Ok();
+}
+
+void ReceiverImpl::OnFabricFailure(const Status& why) {
+  core_.fabric.Fail(why);
+  const ReceiverOptions& opt = core_.options;
+  if (opt.on_event) {
+    opt.on_event(LogEvent{LogEvent::Level::kError,
+                          "fabric",
+                          "the fabric stopped making progress: " + why.message() +
+                              "; new deliveries are refused until the receiver is restarted",
+                          {}});
+  }
 }
 
 size_t ReceiverImpl::DeliveriesInProgress() {
@@ -524,9 +565,10 @@ namespace receiver {
 
 Result<std::unique_ptr<Receiver>> StartReceiver(ReceiverOptions options,
                                                 fabric::FabricOpener open_fabric,
-                                                std::string store_faults) {
+                                                std::string store_faults,
+                                                std::chrono::milliseconds progress_stuck_after) {
   auto receiver = std::make_unique<ReceiverImpl>(std::move(options), std::move(open_fabric),
-                                                 std::move(store_faults));
+                                                 std::move(store_faults), progress_stuck_after);
   WRIT_RETURN_IF_ERROR(receiver->Init());
   return std::unique_ptr<Receiver>(std::move(receiver));
 }
@@ -535,11 +577,6 @@ Result<std::unique_ptr<Receiver>> StartReceiver(ReceiverOptions options,
 
 Result<std::unique_ptr<Receiver>> Receiver::Start(ReceiverOptions options) {
   return receiver::StartReceiver(std::move(options), fabric::OpenFabricNode, "");
-}
-
-Result<std::unique_ptr<Receiver>> receiver::StartWithStoreFaults(ReceiverOptions options,
-                                                                 std::string faults) {
-  return StartReceiver(std::move(options), fabric::OpenFabricNode, std::move(faults));
 }
 
 }  // namespace writ

@@ -28,6 +28,27 @@
 
 namespace writ::receiver {
 
+// Whether the fabric still makes progress (Receiver::health): ok until the progress loop
+// reports a failed poll or a call that does not return; the first report is kept.
+class FabricHealth {
+ public:
+  void Fail(const Status& why) {
+    MutexLock lock(mu_);
+    if (status_.ok()) status_ = why;
+    failed_.store(true, std::memory_order_release);
+  }
+  bool failed() const { return failed_.load(std::memory_order_acquire); }
+  Status status() const {
+    MutexLock lock(mu_);
+    return status_;
+  }
+
+ private:
+  std::atomic<bool> failed_{false};  // read on every announce without the lock
+  mutable Mutex mu_;
+  Status status_ GUARDED_BY(mu_);
+};
+
 struct ReceiverCore {
   ReceiverOptions options;
   std::string issuer;          // "writ serve 127.0.0.1:7000"
@@ -38,6 +59,7 @@ struct ReceiverCore {
   std::string signing_id;
   std::unique_ptr<fabric::FabricPort> node;
   fabric::ProgressLoop* progress = nullptr;  // polls `node`; set before any connection runs
+  FabricHealth fabric;                       // what `progress` reported
   std::unique_ptr<WindowPool> pool;
   // After `pool`, so destroyed before it: digests every delivery (ReceiverOptions::digest_threads).
   std::unique_ptr<DigestPool> digests;

@@ -3,6 +3,7 @@
 
 #include <atomic>
 
+#include "common/left_allocated.h"
 #include "protocol/codec.h"
 #include "receipt/identity.h"
 #include "sender/delivery_run.h"
@@ -59,7 +60,7 @@ class Sender::Impl {
   static void Retire(std::unique_ptr<Impl> impl) {
     if (impl == nullptr || impl->session_ == nullptr) return;
     (void)impl->session_->Close();
-    if (impl->session_->stuck()) (void)impl.release();
+    if (impl->session_->stuck()) LeaveAllocated(impl);
   }
 
   // A submission that failed before it reached the session.

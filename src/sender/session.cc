@@ -100,7 +100,8 @@ Session::~Session() {
 Status Session::Start() {
   WRIT_ASSIGN_OR_RETURN(wake_, fabric::EventFd::Create());
   WRIT_RETURN_IF_ERROR(StartThread(thread_, "the sender session's thread", [this] { Loop(); }));
-  return watch_.Start([this](std::chrono::milliseconds stuck) { Abandon(stuck); });
+  return watch_.Start("the sender session's watch thread",
+                      [this](std::chrono::milliseconds stuck) { Abandon(stuck); });
 }
 
 uint32_t Session::max_in_flight() const { return max_in_flight_; }

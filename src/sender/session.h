@@ -19,12 +19,12 @@
 #include <vector>
 
 #include "common/mutex.h"
+#include "common/turn_watch.h"
 #include "fabric/event_fd.h"
 #include "receipt/identity.h"
 #include "sender/delivery_run.h"
 #include "sender/digest_cache.h"
 #include "sender/link.h"
-#include "sender/turn_watch.h"
 #include "writ/sender.h"
 
 namespace writ {

@@ -1,7 +1,9 @@
 // A retained delivery's lifecycle through the real binaries: `writ serve --ttl` (the
 // retained receipt names the time, the delivery is answered until then and swept after,
-// the removal logged), `writ store rm` and its exit codes, `--volatile-capacity`.
+// the removal logged), `writ store rm` and its exit codes, `--volatile-capacity`; a serve
+// whose fabric stops making progress exits 4.
 #include <gtest/gtest.h>
+#include <signal.h>
 
 #include <chrono>
 #include <filesystem>
@@ -181,6 +183,28 @@ TEST(Lifecycle, VolatileCapacityRefusesWhatDoesNotFit) {
   CommandRun fits = RunWrit({"send", dir.File("small"), "--to", serve->address()});
   EXPECT_EQ(fits.exit_code, 0) << fits.err;
   EXPECT_EQ(serve->Stop(), 0);
+}
+
+// A serve whose fabric stops making progress completes no write any more: it says so and
+// exits 4 (a transport failure), for its supervisor to restart it, instead of staying up
+// and letting every delivery stall to its timeout.
+TEST(Lifecycle, AServeWhoseFabricStopsSaysSoAndExitsFourForARestart) {
+  REQUIRE_OR_FAIL(ProviderAvailable("tcp"), "provider tcp cannot serve on this machine");
+  TempDir dir;
+  auto serve = Serve::StartWithStderr(
+      "tcp", {"--identity", dir.File("server"), "--test-fail-polls-on-usr2"});
+  ASSERT_TRUE(serve);
+  WritePatternFile(dir.File("d"), 5, 4096);
+  CommandRun before = RunWrit({"send", dir.File("d"), "--to", serve->address(), "--id", "before"});
+  ASSERT_EQ(before.exit_code, 0) << before.err;
+
+  serve->process().Kill(SIGUSR2);  // every poll of its fabric fails from now on
+  auto said = serve->ReadLineStartingWith("writ: the fabric stopped making progress: ", 30s);
+  ASSERT_TRUE(said.ok()) << said.status().ToString();
+  EXPECT_NE(said->find("test fault injected"), std::string::npos) << *said;
+  auto exited = serve->process().Wait(60s);
+  ASSERT_TRUE(exited.ok()) << exited.status().ToString();
+  EXPECT_EQ(*exited, 4);
 }
 
 }  // namespace

@@ -41,6 +41,19 @@ TEST(AdmissionCheck, NothingIsAdmittedOnceShutdownHasBegun) {
   EXPECT_NE(refusal->detail.find("shutting down"), std::string::npos) << refusal->detail;
 }
 
+TEST(AdmissionCheck, NothingIsAdmittedOnceTheFabricStoppedMakingProgress) {
+  const auto a = AnnounceOf("d-4");
+  EXPECT_FALSE(admission::FabricProgressing(a, Status::Ok()));
+  const auto refusal =
+      admission::FabricProgressing(a, Status::Transport("polling the completion queue failed"));
+  ASSERT_TRUE(refusal);
+  EXPECT_EQ(refusal->delivery_id, "d-4");
+  EXPECT_EQ(refusal->reason, RefuseReason::kInternal);
+  EXPECT_NE(refusal->detail.find("no longer makes progress"), std::string::npos) << refusal->detail;
+  EXPECT_NE(refusal->detail.find("polling the completion queue failed"), std::string::npos)
+      << refusal->detail;
+}
+
 TEST(AdmissionCheck, DeliveriesInFlightPerConnectionAreLimited) {
   const auto a = AnnounceOf("d-2");
   EXPECT_FALSE(admission::WithinInFlightLimit(a, 0, 1));

@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 #include <stdlib.h>
 
+#include <chrono>
 #include <filesystem>
 #include <map>
 #include <memory>
@@ -52,7 +53,8 @@ class SeamRig {
   }
 
   // Starts the receiver (tests skip when the provider cannot open here).
-  Status Start(ReceiverOptions options = {}) {
+  Status Start(ReceiverOptions options = {},
+               std::chrono::milliseconds progress_stuck_after = receiver::kProgressStuckAfter) {
     options.provider = provider_;
     options.listen_host = "127.0.0.1";
     options.identity_dir = dir_ + "/identity";
@@ -61,7 +63,8 @@ class SeamRig {
     auto started = receiver::StartReceiver(
         std::move(options),
         fabric::FaultInjectingFabric::Wrapping(
-            fabric::OpenFabricNode, [this](fabric::FaultInjectingFabric& f) { target_ = &f; }));
+            fabric::OpenFabricNode, [this](fabric::FaultInjectingFabric& f) { target_ = &f; }),
+        "", progress_stuck_after);
     if (!started.ok()) return started.status();
     receiver_ = std::move(started).value();
     return Status::Ok();
@@ -127,6 +130,7 @@ class SeamRig {
   // Stops the receiver: its progress thread has read every record it will read.
   Status StopReceiver() { return receiver_->Stop(); }
 
+  Receiver& receiver() { return *receiver_; }
   fabric::FaultInjectingFabric& initiator() { return *initiator_; }
   fabric::FaultInjectingFabric& target() { return *target_; }
   bool broken() const { return broken_; }

@@ -1,4 +1,4 @@
-// The sender session's watch (sender/turn_watch.h): a call into the provider that never
+// The sender session's watch (common/turn_watch.h): a call into the provider that never
 // returns fails every handle within the stall timeout instead of leaving its callers waiting
 // for ever, and a session that is merely idle is never abandoned.
 #include <gtest/gtest.h>
@@ -52,8 +52,8 @@ TEST(SessionWatch, AWriteThatNeverReturnsFailsEveryHandleInsteadOfHanging) {
   EXPECT_EQ(out.delivery.id, "hung");
   EXPECT_EQ(out.delivery.bytes, bytes.size());
   EXPECT_TRUE(out.receipts.empty());
-  EXPECT_GE(took, sender::TurnWatch::kMinLimit);
-  EXPECT_LT(took, sender::TurnWatch::kMinLimit + 10s);
+  EXPECT_GE(took, TurnWatch::kMinLimit);
+  EXPECT_LT(took, TurnWatch::kMinLimit + 10s);
   // A delivery waiting behind the stuck one fails with it (the watch sets it just after).
   EXPECT_EQ(waiting.Wait().status.ToString(), out.status.ToString());
   EXPECT_EQ(rig.initiator().counts().writes_hung, 1u);
@@ -84,7 +84,7 @@ TEST(SessionWatch, AnIdleSessionIsNeverAbandoned) {
   ASSERT_TRUE(session.ok()) << session.status().ToString();
   const auto bytes = Pattern(8, 4 << 10);
   ASSERT_TRUE(SeamRig::Submit(**session, bytes, Quick("first")).Wait().status.ok());
-  std::this_thread::sleep_for(sender::TurnWatch::kMinLimit + 1500ms);  // idle turns only
+  std::this_thread::sleep_for(TurnWatch::kMinLimit + 1500ms);  // idle turns only
   EXPECT_TRUE((*session)->health().ok()) << (*session)->health().ToString();
   const DeliveryHandle handle = SeamRig::Submit(**session, bytes, Quick("second"));
   const DeliveryOutcome& second = handle.Wait();  // valid while the handle is

@@ -1,6 +1,7 @@
 // writ serve: run a receiver until SIGTERM / SIGINT.
 #include <signal.h>
 #include <sys/resource.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -12,8 +13,9 @@
 
 #include "command.h"
 #include "common/thread.h"
+#include "fabric/fault_fabric.h"
 #include "protocol/control_channel.h"
-#include "receiver/test_seams.h"
+#include "receiver/receiver_start.h"
 #include "serve_cluster.h"
 #include "serve_log.h"
 #include "store/lifecycle.h"
@@ -36,6 +38,7 @@ struct ServeFlags {
   std::string scrub_rate = "16MiB";          // with --data: the background scrub, per second
   std::vector<std::string> ttl;              // CLASS=DURATION, per retention class
   std::string test_store_faults;             // tests only
+  bool test_fail_polls_on_usr2 = false;      // tests only
   std::string identity;
   std::string allow;
   std::vector<std::string> admin_keys;  // operator keys: may remove any delivery (`writ rm`)
@@ -133,11 +136,12 @@ Status ApplyExec(const ServeFlags& flags, ReceiverOptions& options,
 
 // Blocks the stop signals in every thread (the caller waits for them) and raises the
 // descriptor limit; returns the stop signals.
-sigset_t PrepareProcess() {
+sigset_t PrepareProcess(const ServeFlags& flags) {
   sigset_t stop_signals;
   sigemptyset(&stop_signals);
   sigaddset(&stop_signals, SIGTERM);
   sigaddset(&stop_signals, SIGINT);
+  if (flags.test_fail_polls_on_usr2) sigaddset(&stop_signals, SIGUSR2);
   pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
   signal(SIGPIPE, SIG_IGN);
   // Every connection and every volatile delivery being received holds descriptors: use
@@ -218,13 +222,47 @@ std::string Listed(const std::vector<std::string>& ids) {
   return ids.empty() ? out : out + ")";
 }
 
+// Waits for a stop signal, looking at the receiver's health once a second meanwhile; the
+// signal's number, or 0 once the fabric stopped making progress (Receiver::health).
+// `test_faults` (--test-fail-polls-on-usr2 only): SIGUSR2 makes its polls fail.
+int AwaitSignalOrFabricFailure(const Receiver& receiver, const sigset_t& stop_signals,
+                               fabric::FaultInjectingFabric* test_faults) {
+  const timespec kLookEvery{1, 0};
+  for (;;) {
+    const int signal_number = sigtimedwait(&stop_signals, nullptr, &kLookEvery);
+    if (signal_number == SIGUSR2 && test_faults != nullptr) {
+      test_faults->FailPolls(
+          Status::Transport("test fault injected: every poll fails (--test-fail-polls-on-usr2)"));
+      continue;
+    }
+    if (signal_number > 0) return signal_number;
+    if (!receiver.health().ok()) return 0;
+  }
+}
+
+// A receiver whose fabric stopped making progress completes no write any more: it is shut
+// down at once and the serve exits 4, for its supervisor to restart it (its retained
+// deliveries survive that as their classes promise; docs/operations.md).
+int ExitOnFabricFailure(Receiver& receiver, const std::function<void(const std::string&)>& log,
+                        ClusterMembership& membership) {
+  membership.Leave();
+  log("the fabric stopped making progress: shutting down at once and exiting 4 for a restart");
+  auto summary = receiver.Shutdown(std::chrono::milliseconds{0});
+  if (summary.ok()) {
+    log("shut down: " + std::to_string(summary->aborted.size()) +
+        " delivery(ies) in progress aborted");
+  }
+  return ReportError(receiver.health());
+}
+
 // Waits for SIGTERM or SIGINT, then shuts the receiver down within `drain`. A second signal
 // ends the process at once: every receipted delivery is already in the store (its receipt
 // is sent only after its commit), and recovery removes what is not.
 int AwaitStop(Receiver& receiver, const sigset_t& stop_signals, std::chrono::milliseconds drain,
-              const std::function<void(const std::string&)>& log, ClusterMembership membership) {
-  int signal_number = 0;
-  sigwait(&stop_signals, &signal_number);
+              const std::function<void(const std::string&)>& log, ClusterMembership membership,
+              fabric::FaultInjectingFabric* test_faults) {
+  const int signal_number = AwaitSignalOrFabricFailure(receiver, stop_signals, test_faults);
+  if (signal_number == 0) return ExitOnFabricFailure(receiver, log, membership);
   membership.Leave();  // first: no new sender places a copy here
   const char* name = sigabbrev_np(signal_number);
   log((name != nullptr ? "SIG" + std::string(name) : "signal") +
@@ -256,6 +294,20 @@ uint64_t AdaptiveReserveLimit(uint64_t window_pool) {
   return std::min(8 * window_pool, host_memory / 8);
 }
 
+// Receiver::Start, or with the hidden test flags' faults (`test_faults`: the fabric whose
+// polls --test-fail-polls-on-usr2 fails).
+Result<std::unique_ptr<Receiver>> StartServeReceiver(const ReceiverOptions& options,
+                                                     const ServeFlags& flags,
+                                                     fabric::FaultInjectingFabric*& test_faults) {
+  fabric::FabricOpener open_fabric = fabric::OpenFabricNode;
+  if (flags.test_fail_polls_on_usr2) {
+    open_fabric = fabric::FaultInjectingFabric::Wrapping(
+        fabric::OpenFabricNode,
+        [&test_faults](fabric::FaultInjectingFabric& made) { test_faults = &made; });
+  }
+  return receiver::StartReceiver(options, open_fabric, flags.test_store_faults);
+}
+
 int RunServe(const ServeFlags& flags) {
   auto host_port = protocol::ParseHostPort(flags.listen);
   if (!host_port.ok())
@@ -281,7 +333,7 @@ int RunServe(const ServeFlags& flags) {
   auto drain = ParseDuration(flags.drain_timeout);
   if (!drain.ok()) return ReportError(drain.status().Annotate("--drain-timeout"));
 
-  const sigset_t stop_signals = PrepareProcess();
+  const sigset_t stop_signals = PrepareProcess(flags);
   options.listen_host = host_port->first;
   options.listen_port = host_port->second;
   options.provider = flags.provider;
@@ -319,9 +371,8 @@ int RunServe(const ServeFlags& flags) {
   options.max_deliveries_per_sender = flags.max_deliveries_per_sender;
   options.max_windows_per_sender = flags.max_windows_per_sender;
   if (Status s = ApplyServeCluster(flags.cluster, options); !s.ok()) return ReportError(s);
-  auto receiver = flags.test_store_faults.empty()
-                      ? Receiver::Start(options)
-                      : receiver::StartWithStoreFaults(options, flags.test_store_faults);
+  fabric::FaultInjectingFabric* test_faults = nullptr;
+  auto receiver = StartServeReceiver(options, flags, test_faults);
   if (!receiver.ok()) {
     Status offered = flags.provider.empty() ? Status::Ok() : CheckProviderOffered(flags.provider);
     return ReportError(offered.ok() ? receiver.status() : offered);
@@ -332,7 +383,7 @@ int RunServe(const ServeFlags& flags) {
   return AwaitStop(
       **receiver, stop_signals, *drain,
       [log](const std::string& line) { log->Info("shutdown", line); },
-      std::move(membership).value());
+      std::move(membership).value(), test_faults);
 }
 
 // Limits and timeouts: what one sender, one connection or one delivery may hold, and for how long.
@@ -470,6 +521,8 @@ void RegisterServe(CLI::App& app, CommandContext& ctx) {
   cmd->add_option("--test-store-faults", flags->test_store_faults,
                   "OP@N=ERR,...: see src/store/fault_env.h")
       ->group("");
+  // Tests only (tests/integration): SIGUSR2 makes every poll of the fabric fail.
+  cmd->add_flag("--test-fail-polls-on-usr2", flags->test_fail_polls_on_usr2)->group("");
   cmd->add_option("--allow", flags->allow,
                   "file of allowed senders' public keys (hex, one a line); default: anyone");
   cmd->add_option("--admin-key", flags->admin_keys,

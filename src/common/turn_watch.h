@@ -1,11 +1,12 @@
-// TurnWatch: a watchdog for the sender session's thread. The session's loop marks the start
-// and the end of each turn (two relaxed increments); the watch's own thread looks once a
-// second and, when one turn has lasted longer than its limit, calls `on_stuck` once.
+// TurnWatch: a watchdog for a thread that loops calling into the provider (the sender
+// session's thread, the receiver's progress thread). The loop marks the start and the end
+// of each turn (two relaxed increments); the watch's own thread looks once a second and,
+// when one turn has lasted longer than its limit, calls `on_stuck` once.
 //
 // Why: a call into the provider can fail to return. libfabric 1.17's shm provider takes a
-// spin lock that lives in the region it shares with the peer; when the peer is killed
-// holding it, the next write spins for ever, so the session never reaches its stall
-// timeout and every caller of DeliveryHandle::Wait would wait for ever.
+// spin lock that lives in the region the two processes share; when the peer is killed
+// holding it, the next write (sender) or progress call (receiver) spins for ever, and
+// nothing the looping thread itself checks (stall timeouts) ever runs again.
 #pragma once
 
 #include <atomic>
@@ -13,18 +14,19 @@
 #include <condition_variable>
 #include <cstdint>
 #include <functional>
+#include <string>
 #include <thread>
 
 #include "common/mutex.h"
 #include "writ/status.h"
 
-namespace writ::sender {
+namespace writ {
 
 class TurnWatch {
  public:
   using Clock = std::chrono::steady_clock;
-  // No limit below this: an idle session's loop sleeps up to half a second a turn, and a
-  // control message may take seconds to arrive whole.
+  // No limit below this: an idle loop may wait up to half a second a turn, and a control
+  // message may take seconds to arrive whole.
   static constexpr std::chrono::milliseconds kMinLimit{5000};
 
   TurnWatch() = default;
@@ -32,8 +34,10 @@ class TurnWatch {
   TurnWatch(const TurnWatch&) = delete;
   TurnWatch& operator=(const TurnWatch&) = delete;
 
-  // Starts the watch's thread; `on_stuck(how_long)` runs on it, at most once.
-  [[nodiscard]] Status Start(std::function<void(std::chrono::milliseconds)> on_stuck);
+  // Starts the watch's thread (`what` names it in an error); `on_stuck(how_long)` runs on
+  // it, at most once.
+  [[nodiscard]] Status Start(const std::string& what,
+                             std::function<void(std::chrono::milliseconds)> on_stuck);
   // The watched thread, around each turn.
   void TurnBegins() { turns_.fetch_add(1, std::memory_order_relaxed); }
   void TurnEnds() { turns_.fetch_add(1, std::memory_order_relaxed); }
@@ -55,4 +59,4 @@ class TurnWatch {
   std::thread thread_;
 };
 
-}  // namespace writ::sender
+}  // namespace writ

@@ -1,19 +1,20 @@
-#include "sender/turn_watch.h"
+#include "common/turn_watch.h"
 
 #include <algorithm>
 
 #include "common/thread.h"
 
-namespace writ::sender {
+namespace writ {
 namespace {
 
 constexpr std::chrono::milliseconds kLookEvery{1000};
 
 }  // namespace
 
-Status TurnWatch::Start(std::function<void(std::chrono::milliseconds)> on_stuck) {
+Status TurnWatch::Start(const std::string& what,
+                        std::function<void(std::chrono::milliseconds)> on_stuck) {
   on_stuck_ = std::move(on_stuck);
-  return StartThread(thread_, "the sender session's watch thread", [this] { Watch(); });
+  return StartThread(thread_, what, [this] { Watch(); });
 }
 
 void TurnWatch::AtLeast(std::chrono::milliseconds limit) {
@@ -59,4 +60,4 @@ void TurnWatch::Watch() {
   on_stuck_(stuck);
 }
 
-}  // namespace writ::sender
+}  // namespace writ

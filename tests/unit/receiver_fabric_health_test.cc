@@ -1,0 +1,121 @@
+// The receiver's fabric health (Receiver::health): a poll of its completion queues that
+// fails, and one that never returns (libfabric 1.17's shm provider spinning on a lock a
+// killed sender held), are reported once as an error event, make every new announce
+// refused naming them, and never leave Stop waiting for ever.
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <future>
+#include <memory>
+#include <string>
+
+#include "common/mutex.h"
+#include "common/turn_watch.h"
+#include "seam_rig.h"
+
+namespace writ::seam {
+namespace {
+
+using namespace std::chrono_literals;
+using Clock = std::chrono::steady_clock;
+
+// The "fabric" events a receiver emits; `first` is ready at the first.
+struct FabricEvents {
+  Mutex mu;
+  std::vector<LogEvent> seen GUARDED_BY(mu);
+  std::promise<void> first;
+
+  void Hook(ReceiverOptions& options) {
+    options.on_event = [this](const LogEvent& event) {
+      if (event.event != "fabric") return;
+      MutexLock lock(mu);
+      seen.push_back(event);
+      if (seen.size() == 1) first.set_value();
+    };
+  }
+  std::vector<LogEvent> Seen() {
+    MutexLock lock(mu);
+    return seen;
+  }
+};
+
+TEST(ReceiverFabric, AFailedPollIsReportedOnceAndRefusesNewDeliveries) {
+  SeamRig rig("tcp");
+  auto events = std::make_shared<FabricEvents>();  // outlives the receiver's threads
+  ReceiverOptions options;
+  events->Hook(options);
+  SEAM_START(rig, options);
+  ASSERT_TRUE(rig.Connect(4).ok());
+  const auto bytes = Pattern(3, 4 << 10);
+  ASSERT_TRUE(rig.Deliver(bytes, SmallChunks("before")).status.ok());
+  EXPECT_TRUE(rig.receiver().health().ok());
+
+  rig.target().FailPolls(Status::Transport("injected: the completion queue read failed"));
+  ASSERT_EQ(events->first.get_future().wait_for(30s), std::future_status::ready)
+      << "no fabric event 30 s after the polls began to fail";
+  const Status health = rig.receiver().health();
+  EXPECT_EQ(health.code(), ErrorCode::kTransport) << health.ToString();
+  EXPECT_NE(health.message().find("injected: the completion queue read failed"), std::string::npos)
+      << health.ToString();
+  const std::vector<LogEvent> seen = events->Seen();
+  ASSERT_EQ(seen.size(), 1u);
+  EXPECT_EQ(seen[0].level, LogEvent::Level::kError);
+  EXPECT_NE(seen[0].message.find("injected"), std::string::npos) << seen[0].message;
+  EXPECT_GE(rig.target().counts().polls_failed, 1u);
+
+  const DeliveryOutcome after = rig.Deliver(bytes, SmallChunks("after"));
+  EXPECT_FALSE(after.status.ok());
+  EXPECT_NE(after.status.message().find("no longer makes progress"), std::string::npos)
+      << after.status.ToString();
+  EXPECT_NE(after.status.message().find("injected"), std::string::npos) << after.status.ToString();
+  EXPECT_TRUE(after.receipts.empty());
+  // The loop ended by itself: Stop joins it and closes the fabric.
+  EXPECT_TRUE(rig.StopReceiver().ok());
+  EXPECT_EQ(events->Seen().size(), 1u);
+}
+
+TEST(ReceiverFabric, AProgressCallThatNeverReturnsIsReportedAndStopLeavesItBehind) {
+  SeamRig rig("tcp");
+  auto events = std::make_shared<FabricEvents>();
+  ReceiverOptions options;
+  events->Hook(options);
+  SEAM_START(rig, options, TurnWatch::kMinLimit);
+  ASSERT_TRUE(rig.Connect(4).ok());
+  const auto bytes = Pattern(4, 4 << 10);
+  ASSERT_TRUE(rig.Deliver(bytes, SmallChunks("before")).status.ok());
+
+  fabric::FaultInjectingFabric& target = rig.target();  // left allocated by Stop below
+  const auto t0 = Clock::now();
+  target.HangNextPoll();
+  ASSERT_EQ(events->first.get_future().wait_for(30s), std::future_status::ready)
+      << "no fabric event 30 s after a poll stopped returning";
+  const auto took = Clock::now() - t0;
+  EXPECT_GE(took, TurnWatch::kMinLimit);
+  EXPECT_LT(took, TurnWatch::kMinLimit + 10s);
+  EXPECT_EQ(target.counts().polls_hung, 1u);
+  const Status health = rig.receiver().health();
+  EXPECT_EQ(health.code(), ErrorCode::kTransport) << health.ToString();
+  EXPECT_NE(health.message().find("inside one call"), std::string::npos) << health.ToString();
+
+  // Admission runs on the connection's thread, which does not need the stuck one.
+  const DeliveryOutcome after = rig.Deliver(bytes, SmallChunks("after"));
+  EXPECT_FALSE(after.status.ok());
+  EXPECT_NE(after.status.message().find("no longer makes progress"), std::string::npos)
+      << after.status.ToString();
+
+  // Stop returns (bounded here, so a Stop that joins the stuck thread fails the test instead
+  // of timing it out) and says why the fabric was left as it is.
+  auto stopped = std::async(std::launch::async, [&rig] { return rig.StopReceiver(); });
+  const bool returned = stopped.wait_for(20s) == std::future_status::ready;
+  if (!returned) target.ReleaseHang();  // let the test end, failed
+  ASSERT_TRUE(returned) << "Stop waited for the stuck progress thread";
+  const Status stop = stopped.get();
+  EXPECT_EQ(stop.ToString(), health.ToString());
+  // The call returns at last: the abandoned thread goes back into the loop and the node
+  // (both left allocated) and calls nothing of the stopped receiver's.
+  target.ReleaseHang();
+  EXPECT_EQ(events->Seen().size(), 1u);
+}
+
+}  // namespace
+}  // namespace writ::seam
