@@ -182,7 +182,7 @@ Result<InboundRun*> Connection::BeginRun(const protocol::Announce& a, AdmittedDe
       : held == InboundRun::Held::kRedelivery
           ? Result<std::unique_ptr<store::PayloadWriter>>(
                 std::make_unique<HeldDeliveryWriter>(*core_.store, a.delivery_id))
-          : core_.store->Begin(meta, a.retention);
+          : core_.store->Begin(std::move(meta), a.retention);
   if (!writer.ok()) {
     WRIT_RETURN_IF_ERROR(Send(
         protocol::Refuse{a.delivery_id, ReasonFor(writer.status()), writer.status().message()}));

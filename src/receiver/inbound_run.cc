@@ -50,7 +50,8 @@ InboundRun::InboundRun(RunHost& host, std::unique_ptr<InboundDelivery> delivery,
     : host_(host),
       core_(host.core()),
       id_(delivery->announce().delivery_id),
-      announced_(delivery->announce()),
+      announced_{delivery->announce().bytes, delivery->announce().chunk_size,
+                 delivery->announce().until, delivery->announce().retention},
       held_(held),
       serial_(core_.next_delivery_serial.fetch_add(1)),
       admitted_(std::move(admitted)),
@@ -189,21 +190,18 @@ RunStep InboundRun::GrantWindows() {
   while (d.NeedsWindow(core_.options.windows_per_delivery)) {
     auto slot = Reservation::Take(core_, host_.sender(), SenderUsage::kWindows);
     if (!slot) {
-      window_wait_why_ = "sender " + host_.sender() + " holds its limit of " +
-                         std::to_string(core_.options.max_windows_per_sender) +
-                         " windows in its other deliveries";
+      window_shortage_ = WindowShortage::kSenderLimit;
       break;
     }
     auto window = core_.pool->TryAcquire(host_.inbox()->event_fd(), d.window_count() > 0, serial_);
     if (!window) {
-      window_wait_why_ = "all " + std::to_string(core_.pool->count()) +
-                         " windows of this receiver are granted to deliveries in progress";
+      window_shortage_ = WindowShortage::kPool;
       break;  // woken through the inbox when one is released
     }
     PoolLease pooled(*core_.pool, window->index);
     auto tag = core_.router.Bind(host_.inbox(), host_.writer());
     if (!tag) {
-      window_wait_why_ = "no notification tag is free";
+      window_shortage_ = WindowShortage::kTag;
       break;
     }
     LiveWindow live;
@@ -347,6 +345,20 @@ InboundRun::Clock::time_point InboundRun::Deadline() const {
   return last_progress_ + opt.grant_unused_timeout;
 }
 
+std::string InboundRun::WindowWaitWhy() const {
+  switch (window_shortage_) {
+    case WindowShortage::kSenderLimit:
+      return "sender " + host_.sender() + " holds its limit of " +
+             std::to_string(core_.options.max_windows_per_sender) +
+             " windows in its other deliveries";
+    case WindowShortage::kPool:
+      return "all " + std::to_string(core_.pool->count()) +
+             " windows of this receiver are granted to deliveries in progress";
+    case WindowShortage::kTag: return "no notification tag is free";
+  }
+  return "";
+}
+
 // A run ends when its granted windows stay unused, when it waits too long for a window, or
 // when every chunk landed and the commit does not come.
 std::string InboundRun::TimeoutWhy(Clock::time_point now) const {
@@ -355,7 +367,7 @@ std::string InboundRun::TimeoutWhy(Clock::time_point now) const {
   if (window_wait_since_ && d.window_count() == 0) {
     if (now - *window_wait_since_ < opt.window_wait_timeout) return "";
     return "no window available for " + InboundMs(opt.window_wait_timeout) +
-           " (the window wait timeout): " + window_wait_why_ + "; try again later";
+           " (the window wait timeout): " + WindowWaitWhy() + "; try again later";
   }
   if (now - last_progress_ < opt.grant_unused_timeout) return "";
   const std::string unused = InboundMs(opt.grant_unused_timeout) + " (the grant-unused timeout)";

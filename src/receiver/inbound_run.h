@@ -166,8 +166,15 @@ class InboundRun {
   RunHost& host_;
   ReceiverCore& core_;
   const std::string id_;
-  // As announced (the delivery's own copy takes the commit's digest).
-  const protocol::Announce announced_;
+  // What the run reads of the announce after the delivery's own copy (which takes the
+  // commit's digest) may be gone: its sizes and what it asked for, not another copy of it.
+  struct Announced {
+    uint64_t bytes;
+    uint64_t chunk_size;
+    Rung until;
+    RetentionClass retention;
+  };
+  const Announced announced_;
   const Held held_;
   const uint64_t serial_;  // unique over the receiver's life (WindowPool's owner)
   RunPhase phase_ = RunPhase::kAnnounced;
@@ -190,7 +197,11 @@ class InboundRun {
   // window and what the last grant attempt found missing.
   Clock::time_point last_progress_ = Clock::now();
   std::optional<Clock::time_point> window_wait_since_;
-  std::string window_wait_why_;
+  // Named, not worded: a delivery waiting for a window tries again on every wake-up, and
+  // the words are needed only if its wait times out (WindowWaitWhy).
+  enum class WindowShortage : uint8_t { kSenderLimit, kPool, kTag };
+  WindowShortage window_shortage_ = WindowShortage::kPool;
+  std::string WindowWaitWhy() const;
 };
 
 }  // namespace writ::receiver

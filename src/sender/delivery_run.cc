@@ -135,8 +135,7 @@ Status Prepare(DeliverySource source, const DeliveryOptions& opt, const DigestCa
     }
   }
   if (prepared.digest.empty()) {
-    WRIT_ASSIGN_OR_RETURN(prepared.digester, vocabulary::Digester::Create(opt.rule));
-    prepared.digest_started_ns = RealtimeNowNs();
+    prepared.compute_digest = true;
     out.digest_source = "computed";
   }
   out.delivery.digest = writ::ToHex(prepared.digest);  // empty until computed
@@ -312,6 +311,10 @@ Status DeliveryRun::Run() {
 }
 
 Status DeliveryRun::Start() {
+  if (prepared_.compute_digest && !prepared_.digester && prepared_.digest.empty()) {
+    WRIT_ASSIGN_OR_RETURN(prepared_.digester, vocabulary::Digester::Create(opt_.rule));
+    prepared_.digest_started_ns = RealtimeNowNs();
+  }
   chunk_size_ = prepared_.chunk_size;
   const fabric::ProviderInfo& provider = link_.node().provider();
   WRIT_RETURN_IF_ERROR(CheckChunkFits(chunk_size_, provider.max_message_size(), provider.name()));

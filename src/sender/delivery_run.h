@@ -31,6 +31,9 @@ struct PreparedDelivery {
   // Known before the announce (given by the caller, or cached), or else computed by
   // `digester` as the chunks are written, in chunk order, and complete before the commit.
   std::vector<uint8_t> digest;
+  // The digest is to be computed: the run makes `digester` as it starts, not Prepare, so
+  // that of thousands submitted at once only those running hold one.
+  bool compute_digest = false;
   std::unique_ptr<vocabulary::Digester> digester;
   uint64_t digested_chunks = 0;   // chunks [0, digested_chunks) are in `digester`
   int64_t digest_started_ns = 0;  // CLOCK_REALTIME before the first byte was read

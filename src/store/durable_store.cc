@@ -844,7 +844,7 @@ Result<std::vector<std::string>> DurableStore::UnreferencedFiles() {
   return out;
 }
 
-Result<std::unique_ptr<PayloadWriter>> DurableStore::Begin(const DeliveryMeta& meta,
+Result<std::unique_ptr<PayloadWriter>> DurableStore::Begin(DeliveryMeta meta,
                                                            RetentionClass retention) {
   if (!Offers(retention)) {
     return Status::Retention("the durable store does not hold " +
@@ -875,7 +875,8 @@ Result<std::unique_ptr<PayloadWriter>> DurableStore::Begin(const DeliveryMeta& m
     return Status::Retention("cannot create the payload file for " + meta.id + ": " +
                              fd.status().message());
   }
-  return std::unique_ptr<PayloadWriter>(new DurableWriter(*this, meta, retention, seq, *fd));
+  return std::unique_ptr<PayloadWriter>(
+      new DurableWriter(*this, std::move(meta), retention, seq, *fd));
 }
 
 Status DurableStore::AppendReceipt(const std::string& id, const std::string& receipt_json) {

@@ -94,7 +94,7 @@ class DurableStore : public Store {
   Result<std::optional<RetainedDelivery>> Lookup(const std::string& id) override;
   // Lookup after re-hashing the payload; one that fails is quarantined and reported absent.
   Result<std::optional<RetainedDelivery>> LookupVerified(const std::string& id) override;
-  Result<std::unique_ptr<PayloadWriter>> Begin(const DeliveryMeta& meta,
+  Result<std::unique_ptr<PayloadWriter>> Begin(DeliveryMeta meta,
                                                RetentionClass retention) override;
   Status AppendReceipt(const std::string& id, const std::string& receipt_json) override;
   Status Read(const std::string& id, uint64_t offset, std::span<uint8_t> out) override;

@@ -14,11 +14,11 @@ Result<std::optional<RetainedDelivery>> RoutingStore::LookupVerified(const std::
   return volatile_->LookupVerified(id);
 }
 
-Result<std::unique_ptr<PayloadWriter>> RoutingStore::Begin(const DeliveryMeta& meta,
+Result<std::unique_ptr<PayloadWriter>> RoutingStore::Begin(DeliveryMeta meta,
                                                            RetentionClass retention) {
-  if (!meta.supersedes_weaker) return For(retention).Begin(meta, retention);
+  if (!meta.supersedes_weaker) return For(retention).Begin(std::move(meta), retention);
   WRIT_ASSIGN_OR_RETURN(auto held, Lookup(meta.id));
-  WRIT_ASSIGN_OR_RETURN(auto writer, For(retention).Begin(meta, retention));
+  WRIT_ASSIGN_OR_RETURN(auto writer, For(retention).Begin(std::move(meta), retention));
   if (held) writer->KeepWeakerPromise(held->held_until_ms);
   return writer;
 }

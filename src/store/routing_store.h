@@ -19,7 +19,7 @@ class RoutingStore : public Store {
   Result<std::optional<RetainedDelivery>> Lookup(const std::string& id) override;
   Result<std::optional<RetainedDelivery>> LookupVerified(const std::string& id) override;
   // An upgrade carries the held copy's promise (DeliveryMeta::weaker_held_until_ms).
-  Result<std::unique_ptr<PayloadWriter>> Begin(const DeliveryMeta& meta,
+  Result<std::unique_ptr<PayloadWriter>> Begin(DeliveryMeta meta,
                                                RetentionClass retention) override;
   Status AppendReceipt(const std::string& id, const std::string& receipt_json) override;
   // The durable store is asked once, not once per receipt.

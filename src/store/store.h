@@ -103,8 +103,8 @@ class Store {
   // first. A delivery whose bytes fail is no longer retained (the durable store quarantines
   // it): nullopt, so the answer is "unknown" and a re-send moves the bytes again.
   virtual Result<std::optional<RetainedDelivery>> LookupVerified(const std::string& id) = 0;
-  // Refused (space) when the delivery cannot fit.
-  virtual Result<std::unique_ptr<PayloadWriter>> Begin(const DeliveryMeta& meta,
+  // Refused (space) when the delivery cannot fit. `meta` by value: the writer keeps it.
+  virtual Result<std::unique_ptr<PayloadWriter>> Begin(DeliveryMeta meta,
                                                        RetentionClass retention) = 0;
   // Adds a receipt issued after the commit (the retention receipt itself).
   virtual Status AppendReceipt(const std::string& id, const std::string& receipt_json) = 0;

@@ -568,7 +568,7 @@ Result<std::optional<RetainedDelivery>> VolatileStore::LookupVerified(const std:
   return held;
 }
 
-Result<std::unique_ptr<PayloadWriter>> VolatileStore::Begin(const DeliveryMeta& meta,
+Result<std::unique_ptr<PayloadWriter>> VolatileStore::Begin(DeliveryMeta meta,
                                                             RetentionClass retention) {
   if (!Offers(retention)) {
     return Status::Retention("this receiver offers only volatile retention (start it with --data)");
@@ -587,7 +587,7 @@ Result<std::unique_ptr<PayloadWriter>> VolatileStore::Begin(const DeliveryMeta& 
     // only those), up to its limit.
     grown_extents_ = std::max(grown_extents_, static_cast<size_t>(meta.bytes / extent_bytes_));
   }
-  return std::unique_ptr<PayloadWriter>(new VolatileWriter(*this, meta));
+  return std::unique_ptr<PayloadWriter>(new VolatileWriter(*this, std::move(meta)));
 }
 
 Status VolatileStore::AppendReceipt(const std::string& id, const std::string& receipt_json) {

@@ -74,7 +74,7 @@ class VolatileStore : public Store {
   // Re-hashes the held bytes (in this process's memory) before answering; bytes that fail
   // are reported as a Validation error, the delivery left as it is.
   Result<std::optional<RetainedDelivery>> LookupVerified(const std::string& id) override;
-  Result<std::unique_ptr<PayloadWriter>> Begin(const DeliveryMeta& meta,
+  Result<std::unique_ptr<PayloadWriter>> Begin(DeliveryMeta meta,
                                                RetentionClass retention) override;
   Status AppendReceipt(const std::string& id, const std::string& receipt_json) override;
   Status AppendReceipts(const std::string& id, std::span<const std::string> receipts) override;

@@ -6,19 +6,43 @@
 #include <xxh_x86dispatch.h>
 #endif
 
+#include "common/free_list.h"
 #include "vocabulary/digesters.h"
 
 namespace writ::vocabulary {
 namespace {
 
+// A small delivery makes and drops a digester on each side (made on one thread, dropped on
+// another): the digester and libxxhash's state (576 bytes, XXH3_createState's own aligned
+// malloc) are kept for the next one instead of two allocations each time. Reset gives a
+// kept state a fresh start.
+struct StateKind;
+struct DigesterKind;
+constexpr size_t kKept = 64;  // about 37 KiB at most
+using KeptStates = FreeList<StateKind, kKept>;
+using KeptBlocks = FreeList<DigesterKind, kKept>;
+
 struct StateFree {
-  void operator()(XXH3_state_t* state) const { XXH3_freeState(state); }
+  void operator()(XXH3_state_t* state) const {
+    if (!KeptStates::Keep(state)) XXH3_freeState(state);
+  }
 };
 using StatePtr = std::unique_ptr<XXH3_state_t, StateFree>;
 
 class Xxh3Digester final : public Digester {
  public:
   explicit Xxh3Digester(StatePtr state) : state_(std::move(state)) { Reset(); }
+
+  static void* operator new(size_t size) {
+    if (size == sizeof(Xxh3Digester)) {
+      if (void* kept = KeptBlocks::Take()) return kept;
+    }
+    return ::operator new(size);
+  }
+  static void operator delete(void* block, size_t size) {
+    if (size == sizeof(Xxh3Digester) && KeptBlocks::Keep(block)) return;
+    ::operator delete(block);
+  }
 
   Rule rule() const override { return Rule::kXxh3_128; }
 
@@ -44,7 +68,8 @@ class Xxh3Digester final : public Digester {
 }  // namespace
 
 Result<std::unique_ptr<Digester>> MakeXxh3Digester() {
-  StatePtr state(XXH3_createState());
+  StatePtr state(static_cast<XXH3_state_t*>(KeptStates::Take()));
+  if (!state) state.reset(XXH3_createState());
   if (!state) return Status::Internal("digest: XXH3_createState failed");
   return std::unique_ptr<Digester>(new Xxh3Digester(std::move(state)));
 }

@@ -37,7 +37,7 @@ class RunTestStore : public store::Store {
   Result<std::optional<store::RetainedDelivery>> LookupVerified(const std::string&) override {
     return std::optional<store::RetainedDelivery>();
   }
-  Result<std::unique_ptr<store::PayloadWriter>> Begin(const store::DeliveryMeta&,
+  Result<std::unique_ptr<store::PayloadWriter>> Begin(store::DeliveryMeta,
                                                       RetentionClass) override {
     return Status::Internal("not used");
   }
