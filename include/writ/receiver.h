@@ -300,13 +300,15 @@ class WRIT_EXPORT Receiver {
   // Ok while the fabric makes progress. Otherwise why it stopped: polling the fabric failed,
   // or a progress call has not returned for a long time (libfabric 1.17's shm provider
   // spins for ever on a lock a killed peer held). The receiver then completes no write any
-  // more: it refuses every new announce naming this, says it once to on_event (an error,
+  // more: it refuses every new announce naming this, and every delivery still waiting for
+  // chunks (those whose chunks all landed go on), says it once to on_event (an error,
   // "fabric"), and should be restarted (`writ serve` exits 4; what it retained survives as
   // its retention class promises).
   virtual Status health() const = 0;
   // Stops accepting, ends every connection, closes the fabric. Idempotent. When the
-  // progress thread is stuck inside the provider it is left there, and the fabric it is in
-  // (with this receiver's window memory) is left allocated rather than freed under it.
+  // progress thread is stuck inside the provider it is left there, the fabric it is in
+  // (with this receiver's window memory) is left allocated rather than freed under it, and
+  // Stop returns health().
   virtual Status Stop() = 0;
   // A bounded, clean stop: new connections and announces are refused ("shutting down"),
   // deliveries in progress get until `drain` to finish, the rest are refused and ended

@@ -91,6 +91,7 @@ Status Connection::Turn(bool readable, bool signaled, bool& close) {
   if (Status sent = SendCorked(); status.ok()) status = sent;
   if (status.ok() && !close) status = CheckTimeouts(close);
   if (status.ok() && !close) status = ObserveShutdown(close);
+  if (status.ok() && !close) status = ObserveFabric();
   return status;
 }
 

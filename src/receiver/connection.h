@@ -133,6 +133,9 @@ class Connection final : public RunHost {
   // Shutdown (connection_shutdown.cc): an idle connection closes; at the drain deadline, so
   // does one with runs, each refused and ended first.
   Status ObserveShutdown(bool& close);
+  // Once the receiver's fabric stopped making progress (Receiver::health), every run still
+  // waiting for chunks is refused at once, naming it; runs whose chunks all landed go on.
+  Status ObserveFabric();
 
   ReceiverCore& core_;
   protocol::ControlChannel channel_;

@@ -7,6 +7,7 @@
 #include <chrono>
 #include <future>
 #include <memory>
+#include <mutex>
 #include <string>
 
 #include "common/mutex.h"
@@ -72,6 +73,44 @@ TEST(ReceiverFabric, AFailedPollIsReportedOnceAndRefusesNewDeliveries) {
   // The loop ended by itself: Stop joins it and closes the fabric.
   EXPECT_TRUE(rig.StopReceiver().ok());
   EXPECT_EQ(events->Seen().size(), 1u);
+}
+
+// A delivery admitted before the failure, still waiting for a chunk, is refused at once
+// naming the fabric, not left to its grant-unused timeout.
+TEST(ReceiverFabric, ADeliveryStillWaitingForChunksIsRefusedNamingTheFabric) {
+  SeamRig rig("tcp");
+  auto events = std::make_shared<FabricEvents>();
+  ReceiverOptions options;
+  events->Hook(options);
+  SEAM_START(rig, options);
+  ASSERT_TRUE(rig.Connect(4).ok());
+  // Two chunks: two one-chunk windows, both in the rig's two-window pool, so every chunk is
+  // written although the second's notification never counts (the run waits for it).
+  rig.target().DropNotification(1);
+  const auto bytes = Pattern(6, 2 * (64 << 10));
+  auto written = std::make_shared<std::promise<void>>();
+  DeliveryOptions delivery = SmallChunks("waiting");
+  delivery.stall_timeout = 20s;  // had the receiver said nothing: a stall, named as such
+  delivery.on_receipt = [written, once = std::make_shared<std::once_flag>()](ReceiptRung rung) {
+    if (rung == ReceiptRung::kTransport) std::call_once(*once, [&] { written->set_value(); });
+  };
+  auto session = rig.OpenSession(1);
+  ASSERT_TRUE(session.ok()) << session.status().ToString();
+  DeliveryHandle handle = SeamRig::Submit(**session, bytes, delivery);
+  // Every write completed at the sender: the receiver admitted the delivery and granted it.
+  ASSERT_EQ(written->get_future().wait_for(30s), std::future_status::ready)
+      << "the delivery's writes did not complete";
+
+  rig.target().FailPolls(Status::Transport("injected: the completion queue read failed"));
+  const DeliveryOutcome& out = handle.Wait();
+  EXPECT_FALSE(out.status.ok());
+  EXPECT_NE(out.status.message().find("its chunks can never land"), std::string::npos)
+      << out.status.ToString();
+  EXPECT_NE(out.status.message().find("injected"), std::string::npos) << out.status.ToString();
+  EXPECT_EQ(rig.target().counts().notifications_dropped, 1u);
+  ASSERT_EQ(events->first.get_future().wait_for(30s), std::future_status::ready);
+  EXPECT_EQ(events->Seen().size(), 1u);
+  (void)(*session)->Close();
 }
 
 TEST(ReceiverFabric, AProgressCallThatNeverReturnsIsReportedAndStopLeavesItBehind) {

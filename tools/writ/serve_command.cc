@@ -242,7 +242,7 @@ int AwaitSignalOrFabricFailure(const Receiver& receiver, const sigset_t& stop_si
 
 // A receiver whose fabric stopped making progress completes no write any more: it is shut
 // down at once and the serve exits 4, for its supervisor to restart it (its retained
-// deliveries survive that as their classes promise; docs/operations.md).
+// deliveries survive that as their classes promise; docs/operating.md).
 int ExitOnFabricFailure(Receiver& receiver, const std::function<void(const std::string&)>& log,
                         ClusterMembership& membership) {
   membership.Leave();
