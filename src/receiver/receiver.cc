@@ -501,11 +501,13 @@ void ReceiverImpl::OnFabricFailure(const Status& why) {
   core_.fabric.Fail(why);
   const ReceiverOptions& opt = core_.options;
   if (opt.on_event) {
-    opt.on_event(LogEvent{LogEvent::Level::kError,
-                          "fabric",
-                          "the fabric stopped making progress: " + why.message() +
-                              "; new deliveries are refused until the receiver is restarted",
-                          {}});
+    opt.on_event(
+        LogEvent{LogEvent::Level::kError,
+                 "fabric",
+                 "the fabric stopped making progress: " + why.message() +
+                     "; new deliveries, and those still waiting for chunks, are refused until the "
+                     "receiver is restarted",
+                 {}});
   }
 }
 
