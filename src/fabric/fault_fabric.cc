@@ -96,6 +96,16 @@ FaultCounts FaultInjectingFabric::counts() const {
   return counts_;
 }
 
+std::map<std::thread::id, uint64_t> FaultInjectingFabric::Pollers() const {
+  MutexLock lock(mu_);
+  return pollers_;
+}
+
+void FaultInjectingFabric::ForgetPollers() {
+  MutexLock lock(mu_);
+  pollers_.clear();
+}
+
 Result<Peer> FaultInjectingFabric::Connect(std::chrono::milliseconds timeout) {
   return inner_->Connect(timeout);
 }
@@ -300,6 +310,7 @@ Result<size_t> FaultInjectingFabric::Poll(std::vector<WorkCompletion>& out, size
     return poll_failure_;
   }
   ++polls_;
+  ++pollers_[std::this_thread::get_id()];
   WRIT_RETURN_IF_ERROR(ReadInnerLocked(max));
   return ReleaseLocked(out, max);
 }

@@ -11,12 +11,14 @@
 // Thread-safe like the port it wraps; faults may be programmed at any time.
 #pragma once
 
+#include <atomic>
 #include <condition_variable>
 #include <deque>
 #include <map>
 #include <memory>
 #include <optional>
 #include <set>
+#include <thread>
 
 #include "common/mutex.h"
 #include "fabric/fabric_port.h"
@@ -102,6 +104,12 @@ class FaultInjectingFabric final : public FabricPort {
   void FailPolls(Status status);
 
   FaultCounts counts() const;
+  // Which threads called Poll, and how often, since the last ForgetPollers.
+  std::map<std::thread::id, uint64_t> Pollers() const;
+  void ForgetPollers();
+  // can_wait() says no, as on shm: the progress loop naps between polls instead of blocking
+  // on the queues' wait objects (and no connection can lead it). Before the loop starts.
+  void HideWaitObjects() { hide_wait_objects_ = true; }
 
   const ProviderInfo& provider() const override { return inner_->provider(); }
   Result<std::vector<uint8_t>> LocalAddress() override { return inner_->LocalAddress(); }
@@ -111,7 +119,7 @@ class FaultInjectingFabric final : public FabricPort {
   Result<MemoryRegion> Register(void* buffer, size_t length, Access access) override;
   Result<PostedWrite> PostWrite(const WriteRequest& request) override;
   Result<size_t> Poll(std::vector<WorkCompletion>& out, size_t max = 64) override;
-  bool can_wait() const override { return inner_->can_wait(); }
+  bool can_wait() const override { return !hide_wait_objects_ && inner_->can_wait(); }
   Result<bool> PrepareWait(std::vector<pollfd>& fds) override;
   Status Close() override { return inner_->Close(); }
 
@@ -163,6 +171,8 @@ class FaultInjectingFabric final : public FabricPort {
   bool hanging_ GUARDED_BY(mu_) = false;
   bool hang_next_poll_ GUARDED_BY(mu_) = false;
   Status poll_failure_ GUARDED_BY(mu_);
+  std::map<std::thread::id, uint64_t> pollers_ GUARDED_BY(mu_);
+  std::atomic<bool> hide_wait_objects_{false};
   std::condition_variable released_;
 };
 

@@ -15,6 +15,9 @@ constexpr unsigned kSpinPolls = 200;
 constexpr int kWaitTimeoutMs = 100;
 // How long Stop waits for a thread reported stuck before leaving it behind.
 constexpr std::chrono::milliseconds kComeBackGrace{1000};
+// How long TryLead waits for the loop's thread to park (it leaves poll() at once; a turn
+// inside the provider takes microseconds).
+constexpr std::chrono::milliseconds kParkWithin{100};
 }  // namespace
 
 struct ProgressLoop::TurnState {
@@ -54,6 +57,7 @@ ProgressLoop::ProgressLoop(FabricPort& node, Handler on_record, FailureHandler o
 ProgressLoop::~ProgressLoop() { Stop(); }
 
 void ProgressLoop::Wake() {
+  if (guest_.load(std::memory_order_relaxed)) return;  // the leader polls anyway
   {
     MutexLock lock(wake_mu_);
     woken_.store(true, std::memory_order_relaxed);
@@ -68,6 +72,7 @@ void ProgressLoop::Stop() {
     stop_.store(true, std::memory_order_relaxed);
   }
   wake_cv_.notify_one();
+  park_cv_.notify_all();
   wake_fd_.Signal();
   watch_.Stop();  // after this no report comes from the watch
   if (!thread_.joinable()) return;
@@ -97,6 +102,10 @@ void ProgressLoop::Run() {
   state.records.reserve(64);
   bool go_on = true;
   while (go_on && !stop_.load(std::memory_order_relaxed)) {
+    if (guest_.load()) {
+      Park();
+      continue;
+    }
     watch_.TurnBegins();
     go_on = Turn(state);
     watch_.TurnEnds();
@@ -152,6 +161,67 @@ bool ProgressLoop::Block(std::vector<pollfd>& wait_fds) {
   const int ready = poll(wait_fds.data(), wait_fds.size(), kWaitTimeoutMs);
   if (ready > 0 && (wait_fds.back().revents & POLLIN) != 0) wake_fd_.Drain();  // raised only
   return true;
+}
+
+bool ProgressLoop::TryLead() {
+  if (wake_fd_.fd() < 0 || failed_.load() || guest_.exchange(true)) return false;
+  wake_fd_.Signal();  // out of its poll(), to park
+  MutexLock lock(wake_mu_);
+  // A thread inside the provider for longer than this is left to the watch; the loop stays
+  // its own leader.
+  if (lock.WaitFor(park_cv_, kParkWithin,
+                   [this]() REQUIRES(wake_mu_) {
+                     return parked_ || stop_.load(std::memory_order_relaxed);
+                   }) &&
+      parked_) {
+    return true;
+  }
+  guest_.store(false);
+  park_cv_.notify_all();
+  return false;
+}
+
+void ProgressLoop::Resign() {
+  {
+    MutexLock lock(wake_mu_);
+    guest_.store(false);
+  }
+  park_cv_.notify_all();
+}
+
+void ProgressLoop::Park() {
+  MutexLock lock(wake_mu_);
+  parked_ = true;
+  park_cv_.notify_all();
+  lock.Wait(park_cv_, [this] { return !guest_.load() || stop_.load(std::memory_order_relaxed); });
+  parked_ = false;
+}
+
+Result<size_t> ProgressLoop::LeadPoll() {
+  lead_records_.clear();
+  watch_.TurnBegins();
+  auto polled = node_.Poll(lead_records_, 64);
+  watch_.TurnEnds();
+  MutexLock lock(turn_mu_);
+  if (!polled.ok()) {
+    Report(polled.status());
+    return polled.status();
+  }
+  for (const auto& record : lead_records_) on_record_(record);
+  return polled;
+}
+
+Result<bool> ProgressLoop::LeadPrepareWait(std::vector<pollfd>& fds) {
+  watch_.TurnBegins();
+  auto prepared = node_.PrepareWait(lead_fds_);
+  watch_.TurnEnds();
+  if (!prepared.ok()) {
+    MutexLock lock(turn_mu_);
+    Report(prepared.status());
+    return prepared.status();
+  }
+  if (*prepared) fds.insert(fds.end(), lead_fds_.begin(), lead_fds_.end());
+  return prepared;
 }
 
 // Spin briefly for latency, then back off so an idle target leaves the core free: 50 us

@@ -57,12 +57,32 @@ class ProgressLoop {
   // poll eagerly again. Any thread may call it.
   void Wake();
 
+  // A guest: a thread that blocks in poll() anyway (a receiver connection's) takes the
+  // loop's turns while it holds the lead, waiting on the queues' wait objects along with
+  // its own descriptors; the loop's thread is parked meanwhile. What it saves: the hand-off
+  // of each batch of records from one thread to another (a wake-up, an eventfd written and
+  // read). Only where the loop blocks (FabricPort::can_wait, Mode::kBlock), and never after
+  // a failure. The guest's provider calls are watched like the loop's own.
+  // True: the caller leads now (the loop's thread has parked); false: another leads, the
+  // loop cannot be led, or its thread did not park within a short wait.
+  bool TryLead();
+  // The leader hands the turns back to the loop's thread.
+  void Resign();
+  // The leader: one poll of every queue, its records handed to the handler; how many. A
+  // failed poll is reported (as the loop's own would be) and returned.
+  Result<size_t> LeadPoll();
+  // The leader, before it blocks: the queues' wait objects appended to `fds`, or false
+  // when a queue must be polled first (then it must not block).
+  Result<bool> LeadPrepareWait(std::vector<pollfd>& fds);
+
  private:
   struct TurnState;
   void Run();
   bool Turn(TurnState& state);
   bool Block(std::vector<pollfd>& wait_fds);
   void Nap(TurnState& state);
+  // The loop's thread while a guest leads: waits until it resigns or Stop.
+  void Park();
   // Tells on_failure_, once. From the loop's thread only under turn_mu_ and not abandoned.
   void Report(const Status& status);
 
@@ -76,6 +96,12 @@ class ProgressLoop {
   std::condition_variable wake_cv_;
   EventFd wake_fd_;  // raised by Wake and Stop for a loop blocked in poll()
   TurnWatch watch_;  // started only with a `stuck_after`
+  // A guest leads (TryLead): the loop's thread parks at its next turn.
+  std::atomic<bool> guest_{false};
+  bool parked_ GUARDED_BY(wake_mu_) = false;
+  std::condition_variable park_cv_;
+  std::vector<pollfd> lead_fds_;              // the leader's, between LeadPrepareWait calls
+  std::vector<WorkCompletion> lead_records_;  // the leader's
   std::atomic<bool> failed_{false};
   std::atomic<bool> stuck_{false};  // the watch found a turn that does not end
   // Held while the loop's thread hands records to the handler or reports a failure: once

@@ -50,18 +50,12 @@ void Connection::Run() {
     MarkFinished();
     return;
   }
+  core_.connections_running.fetch_add(1);
+  std::vector<pollfd> fds;
   for (;;) {
     if (peer_gone_ && runs_.empty()) break;
-    // Woken by a message, a notification, or the next deadline of a timeout.
-    const auto left = std::chrono::ceil<std::chrono::milliseconds>(NextDeadline() - Clock::now());
-    // While the receiver shuts down, its phase is looked at often (nothing else wakes us).
-    const int64_t most = core_.shutdown.begun() ? 50 : 500;
-    const int wait_ms = static_cast<int>(std::clamp<int64_t>(left.count(), 0, most));
-    pollfd fds[2] = {{peer_gone_ ? -1 : channel_.fd(), POLLIN, 0}, {inbox_->event_fd(), POLLIN, 0}};
-    // Notifications already queued: only look whether a message waits too.
-    const int ready = poll(fds, 2, inbox_->Sleep() ? wait_ms : 0);
-    inbox_->Awake();
-    if (ready < 0 && errno != EINTR) break;
+    FollowOrLead();
+    if (!WaitForWork(fds)) break;
     bool close = false;
     Status status = Turn((fds[0].revents & (POLLIN | POLLHUP | POLLERR)) != 0,
                          (fds[1].revents & POLLIN) != 0, close);
@@ -69,6 +63,9 @@ void Connection::Run() {
     ReportEndedDeliveries();
     if (!status.ok() || close) break;
   }
+  if (leading_) core_.progress->Resign();
+  leading_ = false;
+  core_.connections_running.fetch_sub(1);
   EndAll();
   ReportEndedDeliveries();
   ring_.reset();  // revoked before the sender's address is forgotten
@@ -76,6 +73,48 @@ void Connection::Run() {
   core_.pool->ForgetWaiter(inbox_->event_fd());
   channel_.Shutdown();
   MarkFinished();
+}
+
+bool Connection::WaitForWork(std::vector<pollfd>& fds) {
+  // Woken by a message, a notification, or the next deadline of a timeout.
+  const auto left = std::chrono::ceil<std::chrono::milliseconds>(NextDeadline() - Clock::now());
+  // While the receiver shuts down, its phase is looked at often (nothing else wakes us).
+  const int64_t most = core_.shutdown.begun() ? 50 : 500;
+  int wait_ms = static_cast<int>(std::clamp<int64_t>(left.count(), 0, most));
+  fds.assign({{peer_gone_ ? -1 : channel_.fd(), POLLIN, 0}, {inbox_->event_fd(), POLLIN, 0}});
+  if (leading_) {
+    auto prepared = core_.progress->LeadPrepareWait(fds);
+    if (!prepared.ok() || !*prepared) wait_ms = 0;  // a queue has records: read them first
+  }
+  // Notifications already queued: only look whether a message waits too.
+  const bool work_waiting = !inbox_->Sleep() || wait_ms == 0;
+  const auto before = Clock::now();
+  const int ready = poll(fds.data(), fds.size(), work_waiting ? 0 : wait_ms);
+  inbox_->Awake();
+  if (ready < 0 && errno != EINTR) return false;
+  lead_policy_.AfterWait(leading_, work_waiting, Clock::now() - before);
+  if (leading_) (void)core_.progress->LeadPoll();  // its records are routed, ours to our inbox
+  return true;
+}
+
+void Connection::FollowOrLead() {
+  if (core_.progress == nullptr) return;
+  const bool may_lead =
+      lead_policy_.MayLead(core_.connections_running.load(), core_.fabric.failed());
+  if (leading_ && !may_lead) {
+    core_.progress->Resign();
+    leading_ = false;
+  } else if (!leading_ && may_lead && !may_lead_) {
+    leading_ = core_.progress->TryLead();  // tried once each time it comes to be allowed
+  }
+  may_lead_ = may_lead;
+}
+
+void Connection::NeedFabricThread() {
+  lead_policy_.NeedFabricThread();
+  if (!leading_) return;
+  core_.progress->Resign();
+  leading_ = false;
 }
 
 Status Connection::Turn(bool readable, bool signaled, bool& close) {
@@ -201,6 +240,7 @@ Status Connection::Settle(InboundRun& run, RunStep step) {
   ended_.push_back(run.Ended(identity_, channel_.peer()));
   runs_.erase(std::string(run.id()));
   if (!runs_.empty()) return step.status;
+  lead_policy_.RunsEnded();
   core_.pool->ForgetWaiter(inbox_->event_fd());  // no longer waits for a window
   // The connection is idle from now: the idle timeout counts from the end of its runs.
   last_message_ = Clock::now();

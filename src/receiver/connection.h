@@ -5,6 +5,7 @@
 // and a run erased in one place (Settle) once a call on it says it ended.
 #pragma once
 
+#include <poll.h>
 #include <sys/types.h>
 
 #include <atomic>
@@ -18,6 +19,7 @@
 #include "protocol/control_channel.h"
 #include "receiver/delivery_log.h"
 #include "receiver/inbound_run.h"
+#include "receiver/lead_policy.h"
 #include "receiver/notification_router.h"
 #include "receiver/receipt_outbox.h"
 #include "receiver/receiver_core.h"
@@ -56,10 +58,18 @@ class Connection final : public RunHost {
   fabric::Peer writer() const override { return sender_peer_.value_or(fabric::Peer{}); }
   TagOwners& tag_owners() override { return tag_owners_; }
   bool sender_gone() const override { return peer_gone_; }
+  void NeedFabricThread() override;
 
  private:
   // Sends the hello; false when the connection cannot start.
   bool Start();
+  // Leads the receiver's progress loop (ProgressLoop::TryLead) while lead_policy_ allows,
+  // and hands it back when it no longer does.
+  void FollowOrLead();
+  // Blocks until a message, a notification or a deadline (while leading, on the queues'
+  // wait objects too, whose records it then reads); `fds` say what woke it. False: poll()
+  // failed.
+  bool WaitForWork(std::vector<pollfd>& fds);
   // One turn of the loop: what arrived, then what the runs can do, then what they produced.
   // `readable`: the control channel has input; `signaled`: the inbox's eventfd was raised.
   Status Turn(bool readable, bool signaled, bool& close);
@@ -155,6 +165,9 @@ class Connection final : public RunHost {
   std::vector<uint32_t> notifications_;
   std::atomic<bool> finished_{false};
   bool peer_gone_ = false;  // the sender closed after committing
+  LeadPolicy lead_policy_;
+  bool leading_ = false;   // FollowOrLead
+  bool may_lead_ = false;  // at the last FollowOrLead: it tries to lead when this turns true
   std::optional<Result<uid_t>> peer_uid_;
   // The sender's fabric end, the only writer whose notifications count for this connection:
   // on RDM its endpoint, in this receiver's address vector while the connection lasts (shm

@@ -263,6 +263,7 @@ RunStep InboundRun::GrantOne(LiveWindow live, uint8_t* pool_data) {
   phase_ = RunPhase::kReceiving;
   Moved();
   Status sent = host_.Send(grant);
+  host_.NeedFabricThread();  // the window's chunks land while this thread does other work
   if (core_.progress != nullptr) core_.progress->Wake();
   return {sent};
 }

@@ -54,6 +54,10 @@ class RunHost {
   virtual TagOwners& tag_owners() = 0;
   // The sender committed and closed its connection.
   virtual bool sender_gone() const = 0;
+  // The run is about to keep the connection's thread from the fabric for a while (a
+  // window's chunks to land, a processing step, a commit to disk or to replicas): the
+  // fabric's own progress thread must poll meanwhile (Connection::FollowOrLead).
+  virtual void NeedFabricThread() = 0;
 };
 
 enum class RunPhase : uint8_t {

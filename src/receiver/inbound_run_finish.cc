@@ -49,6 +49,7 @@ RunStep InboundRun::Finish() {
 // refused naming why the step failed.
 RunStep InboundRun::Process() {
   phase_ = RunPhase::kProcessing;
+  host_.NeedFabricThread();  // a step may take seconds
   const ProcessingStep& step = *core_.options.processing;
   const protocol::Announce& a = delivery_->announce();
   const DeliveryRef ref = RefOf(a);
@@ -95,6 +96,7 @@ RunStep InboundRun::Commit() {
   // with every other rung and `retained` of the connection's pass (one signature for all).
   const bool in_memory = a.retention == RetentionClass::kVolatile;
   if (!in_memory) {
+    host_.NeedFabricThread();  // a sync to the device, or a round to the replicas
     if (Status signed_now = host_.SignIssued().status(); !signed_now.ok()) return {signed_now};
   }
   recorded_at_commit_ = receipts_.size();
@@ -169,6 +171,7 @@ RunStep InboundRun::AnswerFromStore() {
 // ReceiverOptions::out_dir: the validated bytes as a file (out_dir.h); Ok without one.
 Status InboundRun::PublishOut() {
   if (core_.options.out_dir.empty()) return Status::Ok();
+  host_.NeedFabricThread();  // files written, and synced for power-loss
   const protocol::Announce& a = delivery_->announce();
   store::PayloadWriter& writer = delivery_->writer();
   auto publish = [&] {

@@ -142,6 +142,7 @@ struct ReceiverCore {
     return usage.size();
   }
 
+  std::atomic<int> connections_running{0};        // Connection::Run, between hello and end
   std::atomic<uint64_t> next_delivery_serial{1};  // InboundDelivery::serial
   std::atomic<uint64_t> ring_bytes{0};  // every connection's ring (standing_ring.h), together
 

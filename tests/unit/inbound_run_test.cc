@@ -91,11 +91,20 @@ class RecordingHost : public RunHost {
   fabric::Peer writer() const override { return fabric::Peer{}; }
   TagOwners& tag_owners() override { return owners_; }
   bool sender_gone() const override { return false; }
+  void NeedFabricThread() override {
+    ++fabric_thread_needed;
+    fabric_thread_needed_after = events.size();
+  }
+
+  int fabric_thread_needed = 0;
+  size_t fabric_thread_needed_after = 0;  // how many events had been recorded then
 
   // An empty delivery `id`, its digest announced as `digest` (the true one when empty).
   std::unique_ptr<InboundRun> Start(const std::string& id, std::vector<uint8_t> digest = {},
-                                    Status commit = Status::Ok()) {
+                                    Status commit = Status::Ok(),
+                                    RetentionClass retention = RetentionClass::kVolatile) {
     protocol::Announce a;
+    a.retention = retention;
     a.delivery_id = id;
     a.bytes = 0;
     a.chunk_size = 1024;
@@ -180,6 +189,24 @@ TEST(InboundRun, AnEmptyDeliveryGoesThroughItsPhasesAndIsToldRetainedBeforeItsCl
   EXPECT_TRUE(ended.retained);
   EXPECT_EQ(ended.reached, ReceiptRung::kRetained);
   EXPECT_EQ(ended.ladder_reached, ReceiptRung::kValidated);
+  EXPECT_EQ(host.fabric_thread_needed, 0)
+      << "in memory and without a window: nothing keeps the connection's thread from the fabric";
+}
+
+// A commit that syncs to the device may take milliseconds: the run asks for the fabric's own
+// thread first, so that a connection leading its progress loop hands it back.
+TEST(InboundRun, ACommitToTheDeviceAsksForTheFabricsThreadFirst) {
+  RecordingHost host;
+  auto run = host.Start("durable", {}, Status::Ok(), RetentionClass::kPowerLoss);
+  EXPECT_FALSE(run->Advance().ended);
+  EXPECT_FALSE(run->OnCommit(host.CommitOf(*run)).ended);
+  EXPECT_EQ(host.fabric_thread_needed, 0) << "not before the commit";
+  RunStep step = run->Advance();
+  EXPECT_TRUE(step.status.ok()) << step.status.ToString();
+  EXPECT_EQ(host.fabric_thread_needed, 1);
+  ASSERT_GT(host.events.size(), host.fabric_thread_needed_after);
+  EXPECT_EQ(host.events[host.fabric_thread_needed_after], "sign @committing held")
+      << "asked before the receipts are signed for the commit's index row";
 }
 
 TEST(InboundRun, AValidationFailureIsRefusedBeforeTheRunGivesBackItsClaims) {

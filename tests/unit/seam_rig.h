@@ -62,13 +62,20 @@ class SeamRig {
     options.window_bytes = 32ull << 20;
     auto started = receiver::StartReceiver(
         std::move(options),
-        fabric::FaultInjectingFabric::Wrapping(
-            fabric::OpenFabricNode, [this](fabric::FaultInjectingFabric& f) { target_ = &f; }),
+        fabric::FaultInjectingFabric::Wrapping(fabric::OpenFabricNode,
+                                               [this](fabric::FaultInjectingFabric& f) {
+                                                 target_ = &f;
+                                                 if (hide_wait_objects_) f.HideWaitObjects();
+                                               }),
         "", progress_stuck_after);
     if (!started.ok()) return started.status();
     receiver_ = std::move(started).value();
     return Status::Ok();
   }
+
+  // The receiver's fabric says it has no wait objects (as shm): its progress loop naps, and
+  // its thread alone polls. Before Start.
+  void HideWaitObjects() { hide_wait_objects_ = true; }
 
   Status Connect(uint32_t depth) {
     SessionOptions options;
@@ -145,6 +152,7 @@ class SeamRig {
   fabric::FaultInjectingFabric* initiator_ = nullptr;
   std::string last_id_;
   bool broken_ = false;
+  bool hide_wait_objects_ = false;
 };
 
 // The options every delivery here starts from: small chunks, so a delivery has several
