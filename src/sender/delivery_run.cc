@@ -21,8 +21,8 @@ namespace {
 
 using namespace std::chrono_literals;
 using Clock = std::chrono::steady_clock;
-// Idle polls with writes in flight before each poll also naps this long on the control fd
-// (as the session's loop, session.cc).
+// Where the queues have no wait object: idle polls with writes in flight before each poll
+// also naps this long on the control fd (as the session's loop, session.cc).
 constexpr uint32_t kSpinsBeforeNap = 2;
 constexpr std::chrono::microseconds kNap{20};
 // A staged chunk is read and digested in pieces this size, so each is hashed from the cache.
@@ -351,14 +351,15 @@ Status DeliveryRun::Loop() {
       std::this_thread::yield();  // --poll busy: never sleeps, polls again at once
     } else if (WritesIdle()) {
       wait = 20ms;  // only the receiver can move things on
-    } else if (idle_spins_ < kSpinsBeforeNap) {
-      wait = 0us;
     } else if (link_.node().can_wait()) {
       // Block until a completion or the receiver: on a small machine the receiver's
-      // threads need the core this loop would otherwise burn.
+      // threads need the core this loop would otherwise burn. No idle polls first (as the
+      // session's loop): fi_trywait finds a completion already there.
       auto prepared = link_.node().PrepareWait(wait_fds_);
       if (!prepared.ok()) return Broken(prepared.status());
       wait = *prepared ? std::chrono::microseconds(20ms) : 0us;
+    } else if (idle_spins_ < kSpinsBeforeNap) {
+      wait = 0us;
     } else {
       wait = kNap;
     }

@@ -66,10 +66,8 @@ namespace writ::sender {
 namespace {
 
 using namespace std::chrono_literals;
-// As DeliveryRun's own loop: idle polls with writes in flight before each poll naps. On
-// tcp every poll is an `epoll_wait` in the provider and a `ppoll` here: 32 made 10-14 calls
-// per small delivery at 64 in flight; 2 makes 5-7, with more deliveries a second and less
-// CPU (bench/syscall_count, docs/benchmarks.md).
+// As DeliveryRun's own loop: where the queues have no wait object, idle polls with writes
+// in flight before each poll naps (where they have one, the loop blocks at once: NextWait).
 constexpr uint32_t kSpinsBeforeNap = 2;
 constexpr std::chrono::microseconds kNap{20};
 constexpr std::chrono::milliseconds kRefusalGrace{200};
@@ -285,10 +283,11 @@ std::chrono::microseconds Session::NextWait() {
     return 0us;
   }
   if (link_->WritesIdle()) return active_.empty() ? 500ms : 20ms;  // only the receiver moves
-  if (idle_spins_ < kSpinsBeforeNap) return 0us;
   if (link_->node().can_wait()) {
     // Block until a completion or the receiver: on a small machine the receiver's threads
-    // need the core this loop would otherwise burn.
+    // need the core this loop would otherwise burn. No idle polls first: PrepareWait's
+    // fi_trywait finds a completion already there, and each poll would be a ppoll and a
+    // provider epoll_wait for nothing.
     auto prepared = link_->node().PrepareWait(wait_fds_);
     if (!prepared.ok()) {
       break_ = PendingBreak{prepared.status(), nullptr, Status::Ok()};
@@ -296,6 +295,7 @@ std::chrono::microseconds Session::NextWait() {
     }
     return *prepared ? std::chrono::microseconds(20ms) : 0us;
   }
+  if (idle_spins_ < kSpinsBeforeNap) return 0us;
   return kNap;
 }
 
