@@ -101,6 +101,11 @@ std::map<std::thread::id, uint64_t> FaultInjectingFabric::Pollers() const {
   return pollers_;
 }
 
+bool FaultInjectingFabric::WaitForPoller(std::chrono::milliseconds timeout) const {
+  MutexLock lock(mu_);
+  return lock.WaitFor(polled_, timeout, [this]() REQUIRES(mu_) { return !pollers_.empty(); });
+}
+
 void FaultInjectingFabric::ForgetPollers() {
   MutexLock lock(mu_);
   pollers_.clear();
@@ -310,7 +315,7 @@ Result<size_t> FaultInjectingFabric::Poll(std::vector<WorkCompletion>& out, size
     return poll_failure_;
   }
   ++polls_;
-  ++pollers_[std::this_thread::get_id()];
+  if (++pollers_[std::this_thread::get_id()] == 1) polled_.notify_all();
   WRIT_RETURN_IF_ERROR(ReadInnerLocked(max));
   return ReleaseLocked(out, max);
 }

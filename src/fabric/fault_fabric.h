@@ -107,6 +107,8 @@ class FaultInjectingFabric final : public FabricPort {
   // Which threads called Poll, and how often, since the last ForgetPollers.
   std::map<std::thread::id, uint64_t> Pollers() const;
   void ForgetPollers();
+  // Waits until some thread has called Poll since the last ForgetPollers; false at `timeout`.
+  bool WaitForPoller(std::chrono::milliseconds timeout) const;
   // can_wait() says no, as on shm: the progress loop naps between polls instead of blocking
   // on the queues' wait objects (and no connection can lead it). Before the loop starts.
   void HideWaitObjects() { hide_wait_objects_ = true; }
@@ -172,6 +174,7 @@ class FaultInjectingFabric final : public FabricPort {
   bool hang_next_poll_ GUARDED_BY(mu_) = false;
   Status poll_failure_ GUARDED_BY(mu_);
   std::map<std::thread::id, uint64_t> pollers_ GUARDED_BY(mu_);
+  mutable std::condition_variable polled_;
   std::atomic<bool> hide_wait_objects_{false};
   std::condition_variable released_;
 };

@@ -23,12 +23,8 @@ using Pollers = std::map<std::thread::id, uint64_t>;
 
 // The thread polling the receiver's queues before any connection runs: its progress thread.
 std::thread::id ProgressThread(fabric::FaultInjectingFabric& target) {
-  for (int i = 0; i < 500; ++i) {
-    const Pollers pollers = target.Pollers();
-    if (!pollers.empty()) return pollers.begin()->first;
-    std::this_thread::sleep_for(10ms);
-  }
-  return {};
+  if (!target.WaitForPoller(5s)) return {};
+  return target.Pollers().begin()->first;
 }
 
 // `count` small deliveries over the rig's link; the first failure's status.
