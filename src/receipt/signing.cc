@@ -7,11 +7,9 @@ namespace writ::receipt {
 
 namespace {
 
-// Room for a receipt's text without growing: the longest writ issues (retained, with
-// notes and a group path) are under 2 KiB.
+// Room for a receipt's text and its signature member without growing: the longest writ
+// issues (retained, with notes and a group path) are under 2 KiB signed.
 constexpr size_t kReceiptTextReserve = 2048;
-// A signature member without a group path: the names, 16 + 64 + 128 hex digits, a root.
-constexpr size_t kSignatureMemberReserve = 512;
 
 Result<ReceiptSignature> SignMessage(const Identity& identity, std::string_view bytes) {
   WRIT_ASSIGN_OR_RETURN(
@@ -29,20 +27,22 @@ Result<ReceiptSignature> SignMessage(const Identity& identity, std::string_view 
   return out;
 }
 
-// A receipt's signed text: its unsigned text with the signature member spliced in.
+// A receipt's signed text: its unsigned text with the signature member spliced in, in the
+// text's own string (Unsigned reserved room for it), which the signed text then takes over:
+// no second string per receipt.
 class SignedText {
  public:
-  explicit SignedText(const UnsignedReceipt& unsigned_receipt) : u_(unsigned_receipt) {}
+  explicit SignedText(UnsignedReceipt& unsigned_receipt) : u_(unsigned_receipt) {}
 
-  std::string Signed(const ReceiptSignature& signature) const {
-    std::string& member = MemberBuffer(signature.path.size());
+  std::string Signed(const ReceiptSignature& signature) && {
+    std::string& member = MemberBuffer();
     AppendSignatureMember(member, signature);
     return Splice(member);
   }
   // As leaf `index` of the group signed with `group`, its path written from the tree.
   std::string SignedInGroup(const ReceiptSignature& group, uint64_t index,
-                            const std::vector<std::vector<MerkleHash>>& levels) const {
-    std::string& member = MemberBuffer(levels.size());
+                            const std::vector<std::vector<MerkleHash>>& levels) && {
+    std::string& member = MemberBuffer();
     AppendGroupSignatureMember(member, group, index, [&levels, index](std::string& out) {
       bool first = true;
       ForEachPathStep(levels, index, [&](std::string_view side, const MerkleHash& sibling) {
@@ -56,26 +56,19 @@ class SignedText {
   }
 
  private:
-  // The member is written into a buffer this thread reuses, so that the text is exactly as
-  // long as it must be (receivers keep these strings with what they retain) at the cost of
-  // one allocation.
-  static std::string& MemberBuffer(size_t path_steps) {
+  // The member is written into a buffer this thread reuses, then copied into the text.
+  static std::string& MemberBuffer() {
     thread_local std::string member;
     member.clear();
-    member.reserve(kSignatureMemberReserve + 84 * path_steps);
     return member;
   }
-  std::string Splice(const std::string& member) const {
-    std::string out;
-    out.reserve(u_.text.size() + member.size() + 1);
-    out.append(u_.text, 0, u_.signature_at)
-        .append(member)
-        .append(1, ',')
-        .append(u_.text, u_.signature_at);
-    return out;
+  std::string Splice(std::string& member) {
+    member.push_back(',');
+    u_.text.insert(u_.signature_at, member);
+    return std::move(u_.text);
   }
 
-  const UnsignedReceipt& u_;
+  UnsignedReceipt& u_;
 };
 
 }  // namespace
@@ -96,7 +89,7 @@ Status SignReceipt(Receipt& receipt, const Identity& identity) {
 
 Result<std::string> SignReceiptToJson(Receipt& receipt, const Identity& identity) {
   receipt.signature.reset();
-  const UnsignedReceipt text = Unsigned(receipt);
+  UnsignedReceipt text = Unsigned(receipt);
   WRIT_ASSIGN_OR_RETURN(receipt.signature, SignMessage(identity, text.text));
   return SignedText(text).Signed(*receipt.signature);
 }
@@ -105,7 +98,7 @@ namespace {
 
 // One signature over `texts` (at least one): a lone one in the plain form, several as a
 // group. With `receipts` (the same receipts, in order), each one's signature is filled in.
-Result<std::vector<std::string>> SignTexts(std::span<const UnsignedReceipt> texts,
+Result<std::vector<std::string>> SignTexts(std::span<UnsignedReceipt> texts,
                                            const Identity& identity,
                                            std::vector<Receipt>* receipts) {
   if (texts.empty()) return Status::Internal("signing an empty group of receipts");
@@ -157,15 +150,17 @@ std::vector<UnsignedReceipt> UnsignedAll(std::vector<Receipt>& receipts) {
 
 Result<std::vector<std::string>> SignReceiptGroupToJson(std::vector<Receipt>& receipts,
                                                         const Identity& identity) {
-  return SignTexts(UnsignedAll(receipts), identity, &receipts);
+  std::vector<UnsignedReceipt> texts = UnsignedAll(receipts);
+  return SignTexts(texts, identity, &receipts);
 }
 
 Result<std::vector<std::string>> SignReceiptGroupJsonOnly(std::vector<Receipt>& receipts,
                                                           const Identity& identity) {
-  return SignTexts(UnsignedAll(receipts), identity, nullptr);
+  std::vector<UnsignedReceipt> texts = UnsignedAll(receipts);
+  return SignTexts(texts, identity, nullptr);
 }
 
-Result<std::vector<std::string>> SignUnsignedJsonOnly(std::span<const UnsignedReceipt> receipts,
+Result<std::vector<std::string>> SignUnsignedJsonOnly(std::span<UnsignedReceipt> receipts,
                                                       const Identity& identity) {
   return SignTexts(receipts, identity, nullptr);
 }

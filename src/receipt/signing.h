@@ -35,8 +35,9 @@ Result<std::vector<std::string>> SignReceiptGroupToJson(std::vector<Receipt>& re
 // step for every receipt.
 Result<std::vector<std::string>> SignReceiptGroupJsonOnly(std::vector<Receipt>& receipts,
                                                           const Identity& identity);
-// SignReceiptGroupJsonOnly of receipts already written as their unsigned texts.
-Result<std::vector<std::string>> SignUnsignedJsonOnly(std::span<const UnsignedReceipt> receipts,
+// SignReceiptGroupJsonOnly of receipts already written as their unsigned texts; each signed
+// text is its unsigned text's string, taken over (`receipts` are left empty).
+Result<std::vector<std::string>> SignUnsignedJsonOnly(std::span<UnsignedReceipt> receipts,
                                                       const Identity& identity);
 
 }  // namespace writ::receipt

@@ -117,7 +117,7 @@ class Connection final : public RunHost {
 
   // Sending (connection_outbox.cc).
   // SignIssued, with every receipt of `with` (last) in the same group: their JSON, in order.
-  Result<std::vector<std::string>> SignIssuedWith(std::vector<receipt::UnsignedReceipt> with);
+  Result<std::vector<std::string>> SignIssuedWith(std::span<receipt::UnsignedReceipt> with);
   // The end of a pass: one signature for it (the runs awaiting theirs then end), or, under
   // load, `deferred` to the next pass (connection_outbox.cc).
   Status SignPass(bool& deferred);

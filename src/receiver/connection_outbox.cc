@@ -36,19 +36,19 @@ Status Connection::SendSigned() {
 }
 
 Result<std::string> Connection::SignIssued(const Receipt* with) {
-  std::vector<receipt::UnsignedReceipt> group;
-  if (with != nullptr) group.push_back(receipt::Unsigned(*with));
-  WRIT_ASSIGN_OR_RETURN(std::vector<std::string> json, SignIssuedWith(std::move(group)));
+  receipt::UnsignedReceipt one;
+  if (with != nullptr) one = receipt::Unsigned(*with);
+  WRIT_ASSIGN_OR_RETURN(std::vector<std::string> json,
+                        SignIssuedWith(std::span(&one, with != nullptr ? 1 : 0)));
   return json.empty() ? std::string() : std::move(json.front());
 }
 
 Result<std::vector<std::string>> Connection::SignIssuedWith(
-    std::vector<receipt::UnsignedReceipt> with) {
-  WRIT_ASSIGN_OR_RETURN(ReceiptOutbox::Signed signed_now,
-                        outbox_.SignIssued(*core_.signer, std::move(with)));
-  for (protocol::Receipt& r : signed_now.issued) {
+    std::span<receipt::UnsignedReceipt> with) {
+  WRIT_ASSIGN_OR_RETURN(ReceiptOutbox::Signed signed_now, outbox_.SignIssued(*core_.signer, with));
+  for (const protocol::Receipt& r : signed_now.issued) {
     auto it = runs_.find(r.delivery_id);
-    if (it != runs_.end()) it->second->Record(std::move(r.json));
+    if (it != runs_.end()) it->second->Record(r.json);
   }
   return std::move(signed_now.with);
 }
@@ -86,7 +86,7 @@ Status Connection::SignPass(bool& deferred) {
     waiting.push_back(entry.second.get());
     retained.push_back(std::move(*receipt));
   }
-  WRIT_ASSIGN_OR_RETURN(std::vector<std::string> json, SignIssuedWith(std::move(retained)));
+  WRIT_ASSIGN_OR_RETURN(std::vector<std::string> json, SignIssuedWith(retained));
   Status status;
   for (size_t i = 0; i < waiting.size(); ++i) {
     Status ended = Settle(*waiting[i], waiting[i]->OnRetainedSigned(std::move(json[i])));

@@ -112,7 +112,10 @@ class InboundRun {
   // An addressed delivery: `writer` (its delivery's) places it in an exposed target.
   void AddressedTo(ExposedWriter* writer) { exposed_ = writer; }
   // A receipt issued for it, signed (RunHost::SignIssued).
-  void Record(std::string json) { receipts_.push_back(std::move(json)); }
+  void Record(std::string json) {
+    if (receipts_.empty()) receipts_.reserve(kRungsRecorded);  // one allocation, not three
+    receipts_.push_back(std::move(json));
+  }
   // kSigning: its `retained` receipt, to be signed in its connection's end-of-pass group
   // (once; nullopt in any other phase, or once taken).
   std::optional<receipt::UnsignedReceipt> TakeReceiptToSign();
@@ -191,6 +194,8 @@ class InboundRun {
   std::optional<RingSlotLease> ring_slot_;
   std::unique_ptr<InboundDelivery> delivery_;
   ExposedWriter* exposed_ = nullptr;   // delivery_'s writer, for an addressed delivery
+  // Received, validated, processed, retained: the most a run records.
+  static constexpr size_t kRungsRecorded = 4;
   std::vector<std::string> receipts_;  // issued for it, JSON
   size_t recorded_at_commit_ = 0;      // how many of them the store's commit recorded
   std::optional<receipt::UnsignedReceipt> to_sign_;  // kSigning: its `retained`, not signed yet

@@ -10,27 +10,26 @@ void ReceiptOutbox::Add(std::string delivery_id, std::string json) {
 }
 
 Result<ReceiptOutbox::Signed> ReceiptOutbox::SignIssued(
-    ReceiptSigner& signer, std::vector<receipt::UnsignedReceipt> with) {
+    ReceiptSigner& signer, std::span<receipt::UnsignedReceipt> with) {
   Signed out;
   if (issued_.empty() && with.empty()) return out;
-  std::vector<receipt::UnsignedReceipt> group;
-  group.swap(issued_);
-  std::vector<std::string> ids;
-  ids.swap(issued_ids_);
-  const size_t issued = group.size();
-  group.reserve(issued + with.size());
-  group.insert(group.end(), std::make_move_iterator(with.begin()),
-               std::make_move_iterator(with.end()));
-  WRIT_ASSIGN_OR_RETURN(std::vector<std::string> json, signer.Sign(std::move(group)));
-  out.with.assign(std::make_move_iterator(json.begin() + static_cast<ptrdiff_t>(issued)),
-                  std::make_move_iterator(json.end()));
-  json.resize(issued);
-  out.issued.reserve(issued);
-  pending_.reserve(pending_.size() + issued);
-  for (size_t i = 0; i < json.size(); ++i) {
-    out.issued.push_back(protocol::Receipt{ids[i], json[i]});
-    pending_.push_back(protocol::Receipt{ids[i], std::move(json[i])});
+  const size_t issued = issued_.size();
+  for (receipt::UnsignedReceipt& text : with) issued_.push_back(std::move(text));
+  // Cleared, not swapped away: the vectors keep their capacity from one signing to the next.
+  Result<std::vector<std::string>> json = signer.Sign(issued_);
+  issued_.clear();
+  if (!json.ok()) {
+    issued_ids_.clear();
+    return json.status();
   }
+  const size_t first = pending_.size();
+  for (size_t i = 0; i < issued; ++i) {
+    pending_.push_back(protocol::Receipt{std::move(issued_ids_[i]), std::move((*json)[i])});
+  }
+  issued_ids_.clear();
+  json->erase(json->begin(), json->begin() + static_cast<ptrdiff_t>(issued));
+  out.with = std::move(json).value();
+  out.issued = std::span<const protocol::Receipt>(pending_).subspan(first);
   return out;
 }
 

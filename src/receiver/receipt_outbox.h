@@ -6,6 +6,7 @@
 // `receipt` message, as before protocol 3.
 #pragma once
 
+#include <span>
 #include <string>
 #include <vector>
 
@@ -27,12 +28,15 @@ class ReceiptOutbox {
   }
 
   struct Signed {
-    std::vector<protocol::Receipt> issued;  // queued to send, in issue order
-    std::vector<std::string> with;          // `with`'s JSON, in order, not queued
+    // Queued to send, in issue order: the queue's own receipts, valid until the outbox
+    // changes next.
+    std::span<const protocol::Receipt> issued;
+    std::vector<std::string> with;  // `with`'s JSON, in order, not queued
   };
-  // Signs every issued receipt, and those of `with` (last), as one group; the issued ones
-  // are queued to send. `with` is for receipts that may go only once recorded (`retained`).
-  Result<Signed> SignIssued(ReceiptSigner& signer, std::vector<receipt::UnsignedReceipt> with = {});
+  // Signs every issued receipt, and those of `with` (last, their texts taken), as one
+  // group; the issued ones are queued to send. `with` is for receipts that may go only once
+  // recorded (`retained`).
+  Result<Signed> SignIssued(ReceiptSigner& signer, std::span<receipt::UnsignedReceipt> with = {});
 
   bool empty() const { return pending_.empty() && issued_.empty(); }
   // What is pending, as messages in issue order: a lone receipt as `receipt`, several as

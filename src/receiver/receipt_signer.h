@@ -11,6 +11,7 @@
 #include <condition_variable>
 #include <cstdint>
 #include <functional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -29,8 +30,9 @@ class ReceiptSigner {
   explicit ReceiptSigner(const receipt::Identity& identity, BeforeSign before_sign = {});
 
   // Signs `receipts` (at least one), with whatever other callers submit meanwhile; their
-  // canonical JSON, in order. Blocks until they are signed. Thread-safe.
-  Result<std::vector<std::string>> Sign(std::vector<receipt::UnsignedReceipt> receipts);
+  // canonical JSON, in order, each the string of its unsigned text (left empty). Blocks
+  // until they are signed. Thread-safe.
+  Result<std::vector<std::string>> Sign(std::span<receipt::UnsignedReceipt> receipts);
   Result<std::string> SignOne(const Receipt& receipt);
 
   // Receipts signed, and Ed25519 signatures made for them (fewer under load).
@@ -41,7 +43,7 @@ class ReceiptSigner {
 
  private:
   struct Request {
-    std::vector<receipt::UnsignedReceipt> receipts;
+    std::span<receipt::UnsignedReceipt> receipts;
     Result<std::vector<std::string>> result = Status::Internal("not signed yet");
     bool done = false;  // under mu_
   };
@@ -53,6 +55,10 @@ class ReceiptSigner {
   mutable Mutex mu_;
   std::condition_variable signed_;
   std::vector<Request*> queue_ GUARDED_BY(mu_);
+  // The group being signed, swapped with queue_: both keep their capacity. Only the
+  // signing caller (signing_) touches it.
+  std::vector<Request*> group_;
+  std::vector<receipt::UnsignedReceipt> all_;  // several requests' receipts, side by side
   bool signing_ GUARDED_BY(mu_) = false;
   std::atomic<uint64_t> receipts_signed_{0};
   std::atomic<uint64_t> signatures_{0};

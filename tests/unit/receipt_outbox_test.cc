@@ -67,7 +67,8 @@ TEST(ReceiptOutbox, RungsIssuedBeforeASigningAreOneSignatureAndTheLastIsNotQueue
   box.Issue(SampleReceipt(ReceiptRung::kValidated, "d"));
   EXPECT_FALSE(box.empty());
   const Receipt last = SampleReceipt(ReceiptRung::kValidated, "e");  // e.g. `retained`
-  auto signed_now = box.SignIssued(signer, {receipt::Unsigned(last)});
+  receipt::UnsignedReceipt last_text = receipt::Unsigned(last);
+  auto signed_now = box.SignIssued(signer, std::span(&last_text, 1));
   ASSERT_TRUE(signed_now.ok()) << signed_now.status().ToString();
   EXPECT_EQ(signer.signatures(), 1u);
   EXPECT_EQ(signer.receipts_signed(), 3u);

@@ -42,7 +42,7 @@ TEST_F(ReceiptSignerTest, KReceiptsSubmittedTogetherTakeOneSignature) {
   ReceiptSigner signer(identity_);
   std::vector<receipt::UnsignedReceipt> k;
   for (int i = 0; i < 16; ++i) k.push_back(receipt::Unsigned(Received(i)));
-  auto json = signer.Sign(std::move(k));
+  auto json = signer.Sign(k);
   ASSERT_TRUE(json.ok());
   ASSERT_EQ(json->size(), 16u);
   for (const auto& one : *json) ExpectVerifies(one);
