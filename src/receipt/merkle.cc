@@ -45,10 +45,14 @@ MerkleHash NodeHash(const MerkleHash& left, const MerkleHash& right) {
 
 std::vector<std::vector<MerkleHash>> MerkleLevels(std::vector<MerkleHash> leaves) {
   std::vector<std::vector<MerkleHash>> levels;
+  size_t level_count = 1;
+  for (size_t n = leaves.size(); n > 1; n = (n + 1) / 2) ++level_count;
+  levels.reserve(level_count);  // an allocation a level, none more
   levels.push_back(std::move(leaves));
   while (levels.back().size() > 1) {
     const std::vector<MerkleHash>& below = levels.back();
     std::vector<MerkleHash> above;
+    above.reserve((below.size() + 1) / 2);
     for (size_t i = 0; i < below.size(); i += 2) {
       above.push_back(i + 1 < below.size() ? NodeHash(below[i], below[i + 1]) : below[i]);
     }

@@ -14,6 +14,8 @@
 #include "protocol/control_channel.h"
 #include "protocol/frame.h"
 #include "receipt/canonical_json.h"
+#include "receipt/identity.h"
+#include "receipt/signing.h"
 #include "sample_messages.h"
 #include "sample_receipt.h"
 #include "test_util.h"
@@ -189,6 +191,33 @@ TEST(SteadyState, AReceiptIsReadStrictlyWithoutAllocating) {
     ASSERT_TRUE(writ::ReceiptFromJson(text).ok());
     EXPECT_GT(full.count(), 10u);
   }
+}
+
+// A receiver signs its receipts as one group a pass: each signed text is the receipt's own
+// unsigned text with the signature spliced in, in room reserved for it. What signing
+// allocates grows with the tree's levels (a vector each), not with the receipts.
+size_t AllocationsToSign(size_t receipts, const writ::receipt::Identity& identity) {
+  std::vector<writ::receipt::UnsignedReceipt> texts;
+  for (size_t i = 0; i < receipts; ++i) {
+    texts.push_back(writ::receipt::Unsigned(
+        writ::SampleReceipt(writ::ReceiptRung::kValidated, "group-" + std::to_string(i))));
+  }
+  Watch watch;
+  auto json = writ::receipt::SignUnsignedJsonOnly(texts, identity);
+  const size_t count = watch.count();
+  EXPECT_TRUE(json.ok()) << json.status().ToString();
+  if (json.ok()) EXPECT_EQ(json->size(), receipts);
+  return count;
+}
+
+TEST(SteadyState, SigningAGroupAllocatesNothingPerReceipt) {
+  auto identity = writ::receipt::Identity::Generate();
+  ASSERT_TRUE(identity.ok());
+  AllocationsToSign(2, *identity);  // this thread's member buffer
+  const size_t sixteen = AllocationsToSign(16, *identity);
+  const size_t sixty_four = AllocationsToSign(64, *identity);
+  // Two more levels of the tree; a string per receipt would be 48 more.
+  EXPECT_LE(sixty_four, sixteen + 2) << sixteen << " for 16 receipts, " << sixty_four << " for 64";
 }
 
 // Each side of a small delivery makes and drops an xxh3-128 digester: after the first, one
