@@ -170,10 +170,10 @@ Status Connection::ReadMessages(bool& close) {
   return Status::Ok();
 }
 
-Status Connection::HandleMessage(const protocol::Message& message) {
-  if (const auto* m = std::get_if<protocol::Announce>(&message)) return OnAnnounce(*m).status();
+Status Connection::HandleMessage(protocol::Message& message) {
+  if (auto* m = std::get_if<protocol::Announce>(&message)) return OnAnnounce(std::move(*m)).status();
   if (const auto* m = std::get_if<protocol::Commit>(&message)) return OnCommit(*m);
-  if (const auto* m = std::get_if<protocol::Deliver>(&message)) return OnDeliver(*m);
+  if (auto* m = std::get_if<protocol::Deliver>(&message)) return OnDeliver(*m);
   if (const auto* m = std::get_if<protocol::Written>(&message)) return OnWritten(*m);
   if (const auto* m = std::get_if<protocol::Query>(&message)) return Send(AnswerQuery(core_, *m));
   // `writ rm`: answered whole by remote_removal.cc.

@@ -77,7 +77,8 @@ class Connection final : public RunHost {
   void MarkFinished();
   // Reads every complete message that arrived; `close` when the connection must end.
   Status ReadMessages(bool& close);
-  Status HandleMessage(const protocol::Message& message);
+  // Consumes what a run keeps (an announce's fields are moved into it).
+  Status HandleMessage(protocol::Message& message);
   Status OnCommit(const protocol::Commit& commit);
   Status OnAbort(const protocol::Abort& abort);
   Status OnWritten(const protocol::Written& written);
@@ -96,22 +97,23 @@ class Connection final : public RunHost {
   // Admission (connection_admission.cc): the checks of admission.h in order, then the
   // claims. The run started, or null when the announce was refused or answered from the
   // store. `bytes_in_slot`: the announce of a `deliver`, whose bytes move whatever the
-  // store holds.
-  Result<InboundRun*> OnAnnounce(const protocol::Announce& announce, bool bytes_in_slot = false);
-  Result<InboundRun*> AdmitAnnounce(const protocol::Announce& announce, bool bytes_in_slot);
-  Result<InboundRun*> AdmitAddressed(const protocol::Announce& a);
+  // store holds. The announce is moved into the run that starts, if one does (read the id
+  // from the run); a refused one is left as it was.
+  Result<InboundRun*> OnAnnounce(protocol::Announce&& announce, bool bytes_in_slot = false);
+  Result<InboundRun*> AdmitAnnounce(protocol::Announce&& announce, bool bytes_in_slot);
+  Result<InboundRun*> AdmitAddressed(protocol::Announce&& a);
   std::optional<protocol::Refuse> CheckSender(const protocol::Announce& a);
   std::optional<protocol::Refuse> CountConnection(const protocol::Announce& a,
                                                   const std::string& key);
   std::optional<protocol::Refuse> CheckSenderAddress(const protocol::Announce& a);
   std::optional<protocol::Refuse> CheckRequest(const protocol::Announce& a) const;
   // Opens the store's writer and starts the run that holds `admitted`.
-  Result<InboundRun*> BeginRun(const protocol::Announce& a, AdmittedDelivery admitted,
+  Result<InboundRun*> BeginRun(protocol::Announce&& a, AdmittedDelivery admitted,
                                InboundRun::Held held);
 
   // The standing window (connection_ring.cc): a `deliver`, a slot's write notification,
   // the slots given back.
-  Status OnDeliver(const protocol::Deliver& deliver);
+  Status OnDeliver(protocol::Deliver& deliver);
   Status OnRingNotification(uint32_t slot);
   Status SendFreedSlots();
 

@@ -14,17 +14,18 @@ using admission::ReasonFor;
 
 // An announce refused before it became a run ends no delivery, so it is counted here as one
 // refused (writ_deliveries_total{outcome="refused",rung="none"}).
-Result<InboundRun*> Connection::OnAnnounce(const protocol::Announce& a, bool bytes_in_slot) {
+Result<InboundRun*> Connection::OnAnnounce(protocol::Announce&& a, bool bytes_in_slot) {
   const size_t refused_before = refused_.size();
   const bool in_progress = runs_.count(a.delivery_id) > 0;
-  Result<InboundRun*> started = AdmitAnnounce(a, bytes_in_slot);
+  const RetentionClass retention = a.retention;
+  Result<InboundRun*> started = AdmitAnnounce(std::move(a), bytes_in_slot);
   if (refused_.size() > refused_before && !in_progress && started.ok() && *started == nullptr) {
-    core_.metrics.RefusedAtAnnounce(a.retention);
+    core_.metrics.RefusedAtAnnounce(retention);
   }
   return started;
 }
 
-Result<InboundRun*> Connection::AdmitAnnounce(const protocol::Announce& a, bool bytes_in_slot) {
+Result<InboundRun*> Connection::AdmitAnnounce(protocol::Announce&& a, bool bytes_in_slot) {
   using Started = Result<InboundRun*>;
   const auto refuse = [this](const protocol::Refuse& refusal) -> Started {
     WRIT_RETURN_IF_ERROR(Send(refusal));
@@ -46,7 +47,7 @@ Result<InboundRun*> Connection::AdmitAnnounce(const protocol::Announce& a, bool 
   }
   if (auto refusal = CheckSender(a)) return refuse(*refusal);
   if (auto refusal = CheckRequest(a)) return refuse(*refusal);
-  if (!a.target.empty()) return AdmitAddressed(a);
+  if (!a.target.empty()) return AdmitAddressed(std::move(a));
   auto held = core_.store->LookupVerified(a.delivery_id);
   if (auto refusal = admission::StoreLookedUp(a, held.status())) return refuse(*refusal);
   const bool held_already = held->has_value();
@@ -71,12 +72,12 @@ Result<InboundRun*> Connection::AdmitAnnounce(const protocol::Announce& a, bool 
   const InboundRun::Held kind = upgrade        ? InboundRun::Held::kUpgrade
                                 : held_already ? InboundRun::Held::kRedelivery
                                                : InboundRun::Held::kNo;
-  return BeginRun(a, std::move(std::get<AdmittedDelivery>(admitted)), kind);
+  return BeginRun(std::move(a), std::move(std::get<AdmittedDelivery>(admitted)), kind);
 }
 
 // An addressed delivery (docs/architecture.md, "Exposed targets"): its range of the target,
 // then its claims; writ's store is not consulted (the application's buffer holds it).
-Result<InboundRun*> Connection::AdmitAddressed(const protocol::Announce& a) {
+Result<InboundRun*> Connection::AdmitAddressed(protocol::Announce&& a) {
   const auto refuse = [&](protocol::RefuseReason reason,
                           std::string detail) -> Result<InboundRun*> {
     WRIT_RETURN_IF_ERROR(Send(protocol::Refuse{a.delivery_id, reason, std::move(detail)}));
@@ -104,13 +105,13 @@ Result<InboundRun*> Connection::AdmitAddressed(const protocol::Announce& a) {
       std::make_unique<ExposedWriter>(std::move(claim).value(), a.delivery_id, &core_.metrics);
   ExposedWriter* exposed = writer.get();
   auto delivery =
-      std::make_unique<InboundDelivery>(a, std::move(digest).value(), std::move(writer));
+      std::make_unique<InboundDelivery>(std::move(a), std::move(digest).value(), std::move(writer));
   auto run = std::make_unique<InboundRun>(*this, std::move(delivery),
                                           std::move(std::get<AdmittedDelivery>(admitted)),
                                           InboundRun::Held::kNo);
   run->AddressedTo(exposed);
   InboundRun* started = run.get();
-  runs_.emplace(a.delivery_id, std::move(run));
+  runs_.emplace(started->id(), std::move(run));
   idle_since_ns_ = 0;
   return started;
 }
@@ -170,7 +171,7 @@ std::optional<protocol::Refuse> Connection::CheckRequest(const protocol::Announc
 }
 
 // Opens the store's writer; the run then holds `admitted` until it ends.
-Result<InboundRun*> Connection::BeginRun(const protocol::Announce& a, AdmittedDelivery admitted,
+Result<InboundRun*> Connection::BeginRun(protocol::Announce&& a, AdmittedDelivery admitted,
                                          InboundRun::Held held) {
   // The workers wake this connection's thread, through its inbox, as ranges are digested.
   auto digest = core_.digests->Open(a.rule, a.bytes, [inbox = inbox_] { inbox->Wake(); });
@@ -188,11 +189,11 @@ Result<InboundRun*> Connection::BeginRun(const protocol::Announce& a, AdmittedDe
         protocol::Refuse{a.delivery_id, ReasonFor(writer.status()), writer.status().message()}));
     return static_cast<InboundRun*>(nullptr);
   }
-  auto delivery =
-      std::make_unique<InboundDelivery>(a, std::move(digest).value(), std::move(writer).value());
+  auto delivery = std::make_unique<InboundDelivery>(std::move(a), std::move(digest).value(),
+                                                    std::move(writer).value());
   auto run = std::make_unique<InboundRun>(*this, std::move(delivery), std::move(admitted), held);
   InboundRun* started = run.get();
-  runs_.emplace(a.delivery_id, std::move(run));
+  runs_.emplace(started->id(), std::move(run));
   idle_since_ns_ = 0;
   return started;
 }

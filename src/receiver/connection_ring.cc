@@ -25,7 +25,7 @@ Status Connection::GrantRingOnce() {
   return SendNow(ring_->Describe());
 }
 
-Status Connection::OnDeliver(const protocol::Deliver& m) {
+Status Connection::OnDeliver(protocol::Deliver& m) {
   const std::string& id = m.announce.delivery_id;
   if (!ring_) {
     return Refuse(id, RefuseReason::kMalformed,
@@ -41,10 +41,12 @@ Status Connection::OnDeliver(const protocol::Deliver& m) {
   // Abandoned as this ends unless a run takes it: a refused deliver's write may still land,
   // and is then dropped.
   RingSlotLease slot(*ring_, m.slot);
-  WRIT_ASSIGN_OR_RETURN(InboundRun* const run, OnAnnounce(m.announce, /*bytes_in_slot=*/true));
+  const uint64_t bytes = m.announce.bytes;
+  WRIT_ASSIGN_OR_RETURN(InboundRun* const run,
+                        OnAnnounce(std::move(m.announce), /*bytes_in_slot=*/true));
   if (run == nullptr) return Status::Ok();
-  const bool landed = ring_->Claim(m.slot, id, m.announce.bytes);
-  const protocol::Commit commit{id, m.digest, m.commit_signature};
+  const bool landed = ring_->Claim(m.slot, run->id(), bytes);
+  const protocol::Commit commit{run->id(), std::move(m.digest), std::move(m.commit_signature)};
   return Settle(*run, run->OnDeliver(commit, std::move(slot), *ring_, landed));
 }
 
