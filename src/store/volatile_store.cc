@@ -84,7 +84,8 @@ class VolatileWriter : public PayloadWriter {
   Result<RetentionEvidence> Commit(const std::vector<std::string>& receipts) override {
     WRIT_RETURN_IF_ERROR(AllocateThrough(meta_.bytes));
     VolatileStore::Entry entry;
-    entry.delivery.meta = meta_;
+    // Moved: nothing reads this writer after its commit but the sizes, which a move keeps.
+    entry.delivery.meta = std::move(meta_);
     entry.delivery.retention = RetentionClass::kVolatile;
     const uint64_t held_until =
         store_.ttl_.count() > 0 ? NowUnixMs() + static_cast<uint64_t>(store_.ttl_.count()) : 0;
