@@ -36,6 +36,8 @@ class Identity {
   const PublicKey& public_key() const { return public_key_; }
   std::string key_id() const { return KeyId(public_key_); }
   Result<Signature> Sign(std::span<const uint8_t> message) const;
+  // Ed25519 signatures made with this identity so far (for tests and benches).
+  uint64_t signatures_made() const;
 
  private:
   Identity() = default;

@@ -450,15 +450,17 @@ Status DeliveryRun::FinishDigest() {
 
 Status DeliveryRun::SendTransportReceiptAndCommit() {
   if (Status digested = FinishDigest(); !digested.ok()) return Fail(digested);
-  protocol::Commit commit{out_.delivery.id, prepared_.digest, {}};
-  if (identity_) {
-    WRIT_RETURN_IF_ERROR(
-        SignCommit(*identity_, link_.hello().receiver_id, announce_nonce_, commit));
-  }
   // The commit goes first: the receiver validates while this side signs its receipt. A
-  // delivery written into a ring slot sent its commit in its `deliver`.
-  if (Status sent = ring_slot_ ? Status::Ok() : link_.channel().Send(commit); !sent.ok()) {
-    return Broken(Status::Transport(sent.message()));
+  // delivery written into a ring slot sent its commit (and its signature) in its `deliver`.
+  if (!ring_slot_) {
+    protocol::Commit commit{out_.delivery.id, prepared_.digest, {}};
+    if (identity_) {
+      WRIT_RETURN_IF_ERROR(
+          SignCommit(*identity_, link_.hello().receiver_id, announce_nonce_, commit));
+    }
+    if (Status sent = link_.channel().Send(commit); !sent.ok()) {
+      return Broken(Status::Transport(sent.message()));
+    }
   }
   commit_sent_ = true;
   last_progress_ = Clock::now();

@@ -7,6 +7,7 @@
 #include <thread>
 
 #include "memory_rig.h"
+#include "receipt/identity.h"
 #include "vocabulary/digest.h"
 
 namespace writ::inprocess {
@@ -68,6 +69,32 @@ TEST(MemoryDelivery, SmallDeliveriesOneAfterAnotherAllReachRetained) {
     std::vector<uint8_t> held(bytes.size());
     ASSERT_TRUE(rig.receiver().Read(id, 0, held).ok()) << id;
     EXPECT_EQ(held, bytes) << id;
+  }
+}
+
+// A sender with an identity signs each ring delivery's announce and commit (both in its
+// `deliver`) and its transport receipt: three signatures a delivery, the commit's not made
+// a second time when the transport rung is reached.
+TEST(MemoryDelivery, ASignedRingDeliveryIsSignedThreeTimesBySender) {
+  MemoryRig rig;
+  ASSERT_TRUE(rig.Start(rig.BaseOptions()).ok());
+  auto link = rig.OpenLink();
+  ASSERT_TRUE(link.ok()) << link.status().ToString();
+  auto identity = receipt::Identity::Generate();
+  ASSERT_TRUE(identity.ok());
+  // The first delivery opens the standing window; the rest go through it.
+  ASSERT_TRUE(
+      rig.Deliver(**link, PatternBytes(1, 4096), ValidatedVolatile("signed-0"), {}, &*identity)
+          .status.ok());
+  for (int i = 1; i <= 4; ++i) {
+    const uint64_t before = identity->signatures_made();
+    const std::string id = "signed-" + std::to_string(i);
+    const DeliveryOutcome out =
+        rig.Deliver(**link, PatternBytes(1 + i, 4096), ValidatedVolatile(id), {}, &*identity);
+    ASSERT_TRUE(out.status.ok()) << id << ": " << out.status.ToString();
+    ASSERT_TRUE(out.ring) << id;
+    EXPECT_EQ(RungNames(out), kRungsToRetained) << id;
+    EXPECT_EQ(identity->signatures_made() - before, 3u) << id;
   }
 }
 

@@ -70,7 +70,8 @@ Result<std::unique_ptr<sender::Link>> MemoryRig::OpenLink(
 
 DeliveryOutcome MemoryRig::Deliver(sender::Link& link, std::span<const uint8_t> bytes,
                                    const DeliveryOptions& options,
-                                   std::optional<uint64_t> corrupt_chunk) {
+                                   std::optional<uint64_t> corrupt_chunk,
+                                   const receipt::Identity* identity) {
   DeliveryOutcome out;
   out.status = sender::CheckDeliveryOptions(options);
   if (!out.status.ok()) return out;
@@ -79,7 +80,7 @@ DeliveryOutcome MemoryRig::Deliver(sender::Link& link, std::span<const uint8_t> 
                                nullptr, out, prepared);
   if (!out.status.ok()) return out;
   prepared.corrupt_chunk = corrupt_chunk;
-  sender::DeliveryRun run(link, nullptr, options, prepared, out, "");
+  sender::DeliveryRun run(link, identity, options, prepared, out, "");
   out.status = run.Run();
   return out;
 }

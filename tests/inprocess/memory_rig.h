@@ -56,10 +56,12 @@ class MemoryRig {
       SessionOptions options = {},
       std::function<void(fabric::FaultInjectingFabric&)> made = nullptr);
 
-  // One delivery of `bytes` over `link`, as a session runs it.
+  // One delivery of `bytes` over `link`, as a session runs it (signed with `identity`
+  // when given).
   DeliveryOutcome Deliver(sender::Link& link, std::span<const uint8_t> bytes,
                           const DeliveryOptions& options,
-                          std::optional<uint64_t> corrupt_chunk = std::nullopt);
+                          std::optional<uint64_t> corrupt_chunk = std::nullopt,
+                          const receipt::Identity* identity = nullptr);
 
   Receiver& receiver() { return *receiver_; }
   fabric::MemoryFabric& fabric() { return fabric_; }

@@ -206,7 +206,9 @@ size_t AllocationsToSign(size_t receipts, const writ::receipt::Identity& identit
   auto json = writ::receipt::SignUnsignedJsonOnly(texts, identity);
   const size_t count = watch.count();
   EXPECT_TRUE(json.ok()) << json.status().ToString();
-  if (json.ok()) EXPECT_EQ(json->size(), receipts);
+  if (json.ok()) {
+    EXPECT_EQ(json->size(), receipts);
+  }
   return count;
 }
 
