@@ -171,7 +171,8 @@ Status Connection::ReadMessages(bool& close) {
 }
 
 Status Connection::HandleMessage(protocol::Message& message) {
-  if (auto* m = std::get_if<protocol::Announce>(&message)) return OnAnnounce(std::move(*m)).status();
+  if (auto* m = std::get_if<protocol::Announce>(&message))
+    return OnAnnounce(std::move(*m)).status();
   if (const auto* m = std::get_if<protocol::Commit>(&message)) return OnCommit(*m);
   if (auto* m = std::get_if<protocol::Deliver>(&message)) return OnDeliver(*m);
   if (const auto* m = std::get_if<protocol::Written>(&message)) return OnWritten(*m);

@@ -193,11 +193,11 @@ class InboundRun {
   std::optional<AdmittedDelivery> admitted_;
   std::optional<RingSlotLease> ring_slot_;
   std::unique_ptr<InboundDelivery> delivery_;
-  ExposedWriter* exposed_ = nullptr;   // delivery_'s writer, for an addressed delivery
+  ExposedWriter* exposed_ = nullptr;  // delivery_'s writer, for an addressed delivery
   // Received, validated, processed, retained: the most a run records.
   static constexpr size_t kRungsRecorded = 4;
-  std::vector<std::string> receipts_;  // issued for it, JSON
-  size_t recorded_at_commit_ = 0;      // how many of them the store's commit recorded
+  std::vector<std::string> receipts_;                // issued for it, JSON
+  size_t recorded_at_commit_ = 0;                    // how many of them the store's commit recorded
   std::optional<receipt::UnsignedReceipt> to_sign_;  // kSigning: its `retained`, not signed yet
   bool commit_seen_ = false;
   bool received_issued_ = false;

@@ -9,8 +9,8 @@ void ReceiptOutbox::Add(std::string delivery_id, std::string json) {
   pending_.push_back(protocol::Receipt{std::move(delivery_id), std::move(json)});
 }
 
-Result<ReceiptOutbox::Signed> ReceiptOutbox::SignIssued(
-    ReceiptSigner& signer, std::span<receipt::UnsignedReceipt> with) {
+Result<ReceiptOutbox::Signed> ReceiptOutbox::SignIssued(ReceiptSigner& signer,
+                                                        std::span<receipt::UnsignedReceipt> with) {
   Signed out;
   if (issued_.empty() && with.empty()) return out;
   const size_t issued = issued_.size();

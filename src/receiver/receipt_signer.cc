@@ -14,8 +14,7 @@ size_t ReceiptSigner::queued() const {
   return n;
 }
 
-Result<std::vector<std::string>> ReceiptSigner::Sign(
-    std::span<receipt::UnsignedReceipt> receipts) {
+Result<std::vector<std::string>> ReceiptSigner::Sign(std::span<receipt::UnsignedReceipt> receipts) {
   if (receipts.empty()) return std::vector<std::string>{};
   Request request{receipts};
   MutexLock lock(mu_);
