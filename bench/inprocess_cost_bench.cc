@@ -3,7 +3,9 @@
 // sockets, so what is measured is writ's code (the control channel is still loopback TCP).
 // Each delivery goes to `validated` + `retained` (volatile); the sender has no identity
 // (announces and commits unsigned), so every Ed25519 signature counted is the receiver's,
-// over its receipts (one per group of receipts ready together).
+// over its receipts (one per group of receipts ready together). With --signed-sender the
+// sender has one: it signs each delivery's announce, commit and transport receipt (counted
+// apart) and the receiver checks the first two.
 //
 // Two modes, each on a receiver and a sender session of its own (after a warm-up on another
 // pair, so the counts are the measured deliveries' alone):
@@ -14,7 +16,7 @@
 // excluding signatures, heap allocations (operator new, every thread), minor page faults,
 // context switches; and wall time and deliveries per second.
 //   inprocess_cost_bench [--count 2000] [--size 4096] [--in-flight 64]
-//                        [--mode both|one-at-a-time|in-flight] [--json]
+//                        [--mode both|one-at-a-time|in-flight] [--signed-sender] [--json]
 #include <stdlib.h>
 #include <sys/resource.h>
 #include <time.h>
@@ -27,6 +29,7 @@
 #include <iostream>
 #include <new>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -51,6 +54,7 @@ struct Options {
   uint64_t size = 4096;
   uint32_t in_flight = 64;
   std::string mode = "both";
+  bool signed_sender = false;
   bool json = false;
 };
 
@@ -87,13 +91,15 @@ struct ModeResult {
   uint64_t context_switches = 0;
   uint64_t receipts_signed = 0;
   uint64_t signatures = 0;
+  uint64_t sender_signatures = 0;
   uint64_t ring_deliveries = 0;
 };
 
 // One receiver and one sender session over a fresh MemoryFabric.
 class Pair {
  public:
-  Status Open(uint32_t in_flight) {
+  // `identity` (may be null): the sender's.
+  Status Open(uint32_t in_flight, const receipt::Identity* identity) {
     char dir[] = "/tmp/writ-inprocess-cost-XXXXXX";
     if (mkdtemp(dir) == nullptr) return Status::Io("mkdtemp", errno);
     dir_ = dir;
@@ -111,7 +117,7 @@ class Pair {
     session.depth = in_flight;
     session.max_in_flight = in_flight;
     WRIT_ASSIGN_OR_RETURN(auto link, sender::Link::Open(session, fabric_.Opener()));
-    session_ = std::make_unique<sender::Session>(std::move(link), nullptr, nullptr, in_flight);
+    session_ = std::make_unique<sender::Session>(std::move(link), identity, nullptr, in_flight);
     return session_->Start();
   }
 
@@ -153,9 +159,15 @@ Result<ModeResult> RunMode(const std::string& mode, const Options& opt,
                            std::span<const uint8_t> bytes, uint32_t in_flight) {
   ModeResult r;
   r.mode = mode;
+  std::optional<receipt::Identity> identity;
+  if (opt.signed_sender) {
+    WRIT_ASSIGN_OR_RETURN(receipt::Identity made, receipt::Identity::Generate());
+    identity.emplace(std::move(made));
+  }
+  const receipt::Identity* sender_identity = identity ? &*identity : nullptr;
   {  // warm-up on a pair of its own: allocator, page cache, code
     Pair warm;
-    WRIT_RETURN_IF_ERROR(warm.Open(in_flight));
+    WRIT_RETURN_IF_ERROR(warm.Open(in_flight, sender_identity));
     std::vector<DeliveryHandle> handles;
     for (uint64_t i = 0; i < 200; ++i)
       handles.push_back(warm.Submit(bytes, "warm-" + mode + "-" + std::to_string(i)));
@@ -163,7 +175,7 @@ Result<ModeResult> RunMode(const std::string& mode, const Options& opt,
     WRIT_RETURN_IF_ERROR(warm.Close().status());
   }
   Pair pair;
-  WRIT_RETURN_IF_ERROR(pair.Open(in_flight));
+  WRIT_RETURN_IF_ERROR(pair.Open(in_flight, sender_identity));
   std::vector<std::string> ids;
   ids.reserve(opt.count);
   for (uint64_t i = 0; i < opt.count; ++i) ids.push_back(mode + "-" + std::to_string(i));
@@ -179,6 +191,7 @@ Result<ModeResult> RunMode(const std::string& mode, const Options& opt,
     handle = DeliveryHandle();
   };
   std::vector<DeliveryHandle> handles(opt.count);
+  const uint64_t signed_before = identity ? identity->signatures_made() : 0;
   const Usage before = Usage::Now();
   if (in_flight == 1) {
     for (uint64_t i = 0; i < opt.count; ++i) {
@@ -190,6 +203,7 @@ Result<ModeResult> RunMode(const std::string& mode, const Options& opt,
     for (auto& h : handles) take(h);
   }
   const Usage after = Usage::Now();
+  r.sender_signatures = identity ? identity->signatures_made() - signed_before : 0;
   WRIT_ASSIGN_OR_RETURN(ShutdownSummary summary, pair.Close());
   r.deliveries = opt.count;
   r.wall_s = std::chrono::duration<double>(after.wall - before.wall).count();
@@ -224,6 +238,7 @@ nlohmann::json Json(const ModeResult& r, double sign_s) {
   const double n = static_cast<double>(r.deliveries);
   const double cpu_us = r.cpu_s * 1e6 / n;
   const double sigs = static_cast<double>(r.signatures) / n;
+  const double sender_sigs = static_cast<double>(r.sender_signatures) / n;
   return {{"mode", r.mode},
           {"deliveries", r.deliveries},
           {"failed", r.failed},
@@ -238,8 +253,9 @@ nlohmann::json Json(const ModeResult& r, double sign_s) {
           {"signatures", r.signatures},
           {"signatures_per_delivery", sigs},
           {"deliveries_per_signature", r.signatures ? n / static_cast<double>(r.signatures) : 0.0},
+          {"sender_signatures_per_delivery", sender_sigs},
           {"signature_us", sign_s * 1e6},
-          {"cpu_us_excluding_signatures", cpu_us - sigs * sign_s * 1e6},
+          {"cpu_us_excluding_signatures", cpu_us - (sigs + sender_sigs) * sign_s * 1e6},
           {"allocations_per_delivery", static_cast<double>(r.allocations) / n},
           {"minor_faults_per_delivery", static_cast<double>(r.minor_faults) / n},
           {"context_switches_per_delivery", static_cast<double>(r.context_switches) / n}};
@@ -250,17 +266,18 @@ void PrintText(const std::vector<nlohmann::json>& rows, const Options& opt) {
       "inprocess_cost: %llu deliveries of %llu bytes to validated + retained (volatile), "
       "MemoryFabric, receiver and sender in one process\n",
       static_cast<unsigned long long>(opt.count), static_cast<unsigned long long>(opt.size));
-  std::printf("%-14s %9s %9s %8s %8s %8s %9s %8s %9s %8s %8s %8s\n", "mode", "per_s", "cpu_us",
-              "sig/dlv", "dlv/sig", "rcpt/sig", "sig_us", "excl_us", "allocs", "minflt", "ctxsw",
-              "ring");
+  std::printf("%-14s %9s %9s %8s %8s %8s %8s %9s %8s %9s %8s %8s %8s\n", "mode", "per_s", "cpu_us",
+              "sig/dlv", "dlv/sig", "rcpt/sig", "snd_sig", "sig_us", "excl_us", "allocs", "minflt",
+              "ctxsw", "ring");
   for (const auto& j : rows) {
     std::printf(
-        "%-14s %9.0f %9.1f %8.3f %8.1f %8.1f %9.1f %8.1f %9.1f %8.2f %8.2f %8llu\n",
+        "%-14s %9.0f %9.1f %8.3f %8.1f %8.1f %8.2f %9.1f %8.1f %9.1f %8.2f %8.2f %8llu\n",
         j["mode"].get<std::string>().c_str(), j["per_second"].get<double>(),
         j["cpu_us_per_delivery"].get<double>(), j["signatures_per_delivery"].get<double>(),
         j["deliveries_per_signature"].get<double>(), j["receipts_per_signature"].get<double>(),
-        j["signature_us"].get<double>(), j["cpu_us_excluding_signatures"].get<double>(),
-        j["allocations_per_delivery"].get<double>(), j["minor_faults_per_delivery"].get<double>(),
+        j["sender_signatures_per_delivery"].get<double>(), j["signature_us"].get<double>(),
+        j["cpu_us_excluding_signatures"].get<double>(), j["allocations_per_delivery"].get<double>(),
+        j["minor_faults_per_delivery"].get<double>(),
         j["context_switches_per_delivery"].get<double>(),
         static_cast<unsigned long long>(j["ring_deliveries"].get<uint64_t>()));
     if (j["failed"].get<uint64_t>() != 0) {
@@ -287,11 +304,13 @@ int main(int argc, char** argv) {
       opt.in_flight = static_cast<uint32_t>(next());
     } else if (a == "--mode" && i + 1 < argc) {
       opt.mode = argv[++i];
+    } else if (a == "--signed-sender") {
+      opt.signed_sender = true;
     } else if (a == "--json") {
       opt.json = true;
     } else {
       std::cerr << "usage: inprocess_cost_bench [--count N] [--size BYTES] [--in-flight K] "
-                   "[--mode both|one-at-a-time|in-flight] [--json]\n";
+                   "[--mode both|one-at-a-time|in-flight] [--signed-sender] [--json]\n";
       return 2;
     }
   }
