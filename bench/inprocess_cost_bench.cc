@@ -4,16 +4,17 @@
 // Each delivery goes to `validated` + `retained` (volatile); the sender has no identity
 // (announces and commits unsigned), so every Ed25519 signature counted is the receiver's,
 // over its receipts (one per group of receipts ready together). With --signed-sender the
-// sender has one: it signs each delivery's announce, commit and transport receipt (counted
-// apart) and the receiver checks the first two.
+// sender has one: it signs each delivery's announce (a ring delivery's carries its digest;
+// a windowed one's commit is signed too) and transport receipt (counted apart), and the
+// receiver verifies the announce (and a windowed delivery's commit).
 //
 // Two modes, each on a receiver and a sender session of its own (after a warm-up on another
 // pair, so the counts are the measured deliveries' alone):
 //   one-at-a-time: submit, wait for the outcome, next;
 //   in-flight:     all submitted at once, the session keeps --in-flight (64) in flight.
 // Per delivery: process CPU (user + system, every thread: CLOCK_PROCESS_CPUTIME_ID),
-// Ed25519 signatures and their cost (one signature measured here on this thread), CPU
-// excluding signatures, heap allocations (operator new, every thread), minor page faults,
+// Ed25519 signatures and verifications and their cost (each measured here on this thread),
+// CPU excluding them, heap allocations (operator new, every thread), minor page faults,
 // context switches; and wall time and deliveries per second.
 //   inprocess_cost_bench [--count 2000] [--size 4096] [--in-flight 64]
 //                        [--mode both|one-at-a-time|in-flight] [--signed-sender] [--json]
@@ -92,6 +93,7 @@ struct ModeResult {
   uint64_t receipts_signed = 0;
   uint64_t signatures = 0;
   uint64_t sender_signatures = 0;
+  uint64_t verifications = 0;  // Ed25519 verifications by either side (the receiver's, here)
   uint64_t ring_deliveries = 0;
 };
 
@@ -192,6 +194,7 @@ Result<ModeResult> RunMode(const std::string& mode, const Options& opt,
   };
   std::vector<DeliveryHandle> handles(opt.count);
   const uint64_t signed_before = identity ? identity->signatures_made() : 0;
+  const uint64_t verified_before = receipt::VerificationsMade();
   const Usage before = Usage::Now();
   if (in_flight == 1) {
     for (uint64_t i = 0; i < opt.count; ++i) {
@@ -204,6 +207,7 @@ Result<ModeResult> RunMode(const std::string& mode, const Options& opt,
   }
   const Usage after = Usage::Now();
   r.sender_signatures = identity ? identity->signatures_made() - signed_before : 0;
+  r.verifications = receipt::VerificationsMade() - verified_before;
   WRIT_ASSIGN_OR_RETURN(ShutdownSummary summary, pair.Close());
   r.deliveries = opt.count;
   r.wall_s = std::chrono::duration<double>(after.wall - before.wall).count();
@@ -216,29 +220,37 @@ Result<ModeResult> RunMode(const std::string& mode, const Options& opt,
   return r;
 }
 
-// CPU seconds of one Ed25519 signature over a receipt-sized message, on this thread.
-double SignatureCost() {
+// CPU seconds of one Ed25519 signature (or, with `verify`, one verification) over a
+// receipt-sized message, on this thread.
+double SignatureCost(bool verify = false) {
   auto identity = receipt::Identity::Generate();
   if (!identity.ok()) return 0;
   std::vector<uint8_t> message(600, 0x5a);
-  constexpr int kSigns = 2000;
+  auto signature = identity->Sign(message);
+  if (!signature.ok()) return 0;
+  constexpr int kTimes = 2000;
   timespec a{}, b{};
   clock_gettime(CLOCK_THREAD_CPUTIME_ID, &a);
-  for (int i = 0; i < kSigns; ++i) {
-    message[0] = static_cast<uint8_t>(i);
-    (void)identity->Sign(message);
+  for (int i = 0; i < kTimes; ++i) {
+    if (verify) {
+      (void)receipt::VerifySignature(identity->public_key(), message, *signature);
+    } else {
+      message[0] = static_cast<uint8_t>(i);
+      (void)identity->Sign(message);
+    }
   }
   clock_gettime(CLOCK_THREAD_CPUTIME_ID, &b);
   const double s =
       static_cast<double>(b.tv_sec - a.tv_sec) + static_cast<double>(b.tv_nsec - a.tv_nsec) / 1e9;
-  return s / kSigns;
+  return s / kTimes;
 }
 
-nlohmann::json Json(const ModeResult& r, double sign_s) {
+nlohmann::json Json(const ModeResult& r, double sign_s, double verify_s) {
   const double n = static_cast<double>(r.deliveries);
   const double cpu_us = r.cpu_s * 1e6 / n;
   const double sigs = static_cast<double>(r.signatures) / n;
   const double sender_sigs = static_cast<double>(r.sender_signatures) / n;
+  const double verifications = static_cast<double>(r.verifications) / n;
   return {{"mode", r.mode},
           {"deliveries", r.deliveries},
           {"failed", r.failed},
@@ -255,7 +267,10 @@ nlohmann::json Json(const ModeResult& r, double sign_s) {
           {"deliveries_per_signature", r.signatures ? n / static_cast<double>(r.signatures) : 0.0},
           {"sender_signatures_per_delivery", sender_sigs},
           {"signature_us", sign_s * 1e6},
-          {"cpu_us_excluding_signatures", cpu_us - (sigs + sender_sigs) * sign_s * 1e6},
+          {"verifications_per_delivery", verifications},
+          {"verification_us", verify_s * 1e6},
+          {"cpu_us_excluding_signatures",
+           cpu_us - (sigs + sender_sigs) * sign_s * 1e6 - verifications * verify_s * 1e6},
           {"allocations_per_delivery", static_cast<double>(r.allocations) / n},
           {"minor_faults_per_delivery", static_cast<double>(r.minor_faults) / n},
           {"context_switches_per_delivery", static_cast<double>(r.context_switches) / n}};
@@ -266,16 +281,18 @@ void PrintText(const std::vector<nlohmann::json>& rows, const Options& opt) {
       "inprocess_cost: %llu deliveries of %llu bytes to validated + retained (volatile), "
       "MemoryFabric, receiver and sender in one process\n",
       static_cast<unsigned long long>(opt.count), static_cast<unsigned long long>(opt.size));
-  std::printf("%-14s %9s %9s %8s %8s %8s %8s %9s %8s %9s %8s %8s %8s\n", "mode", "per_s", "cpu_us",
-              "sig/dlv", "dlv/sig", "rcpt/sig", "snd_sig", "sig_us", "excl_us", "allocs", "minflt",
-              "ctxsw", "ring");
+  std::printf("%-14s %9s %9s %8s %8s %8s %8s %7s %7s %7s %8s %9s %8s %8s %8s\n", "mode", "per_s",
+              "cpu_us", "sig/dlv", "dlv/sig", "rcpt/sig", "snd_sig", "sig_us", "ver/dlv", "ver_us",
+              "excl_us", "allocs", "minflt", "ctxsw", "ring");
   for (const auto& j : rows) {
     std::printf(
-        "%-14s %9.0f %9.1f %8.3f %8.1f %8.1f %8.2f %9.1f %8.1f %9.1f %8.2f %8.2f %8llu\n",
+        "%-14s %9.0f %9.1f %8.3f %8.1f %8.1f %8.2f %7.1f %7.2f %7.1f %8.1f %9.1f %8.2f %8.2f "
+        "%8llu\n",
         j["mode"].get<std::string>().c_str(), j["per_second"].get<double>(),
         j["cpu_us_per_delivery"].get<double>(), j["signatures_per_delivery"].get<double>(),
         j["deliveries_per_signature"].get<double>(), j["receipts_per_signature"].get<double>(),
         j["sender_signatures_per_delivery"].get<double>(), j["signature_us"].get<double>(),
+        j["verifications_per_delivery"].get<double>(), j["verification_us"].get<double>(),
         j["cpu_us_excluding_signatures"].get<double>(), j["allocations_per_delivery"].get<double>(),
         j["minor_faults_per_delivery"].get<double>(),
         j["context_switches_per_delivery"].get<double>(),
@@ -321,6 +338,7 @@ int main(int argc, char** argv) {
   std::vector<uint8_t> bytes(opt.size);
   FillPattern(26, 0, bytes.data(), bytes.size());
   const double sign_s = SignatureCost();
+  const double verify_s = SignatureCost(/*verify=*/true);
   std::vector<nlohmann::json> rows;
   for (uint32_t in_flight : {1u, opt.in_flight}) {
     if ((in_flight == 1 && opt.mode == "in-flight") ||
@@ -334,7 +352,7 @@ int main(int argc, char** argv) {
       std::cerr << "inprocess_cost_bench: " << mode << ": " << r.status().ToString() << "\n";
       return 1;
     }
-    rows.push_back(Json(*r, sign_s));
+    rows.push_back(Json(*r, sign_s, verify_s));
   }
   if (opt.json) {
     std::cout << nlohmann::json(rows).dump(2) << "\n";

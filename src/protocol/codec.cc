@@ -142,8 +142,6 @@ void Put(WireWriter& w, const Ring& m) {
 // The announce last: its optional region table stays the payload's trailing field.
 void Put(WireWriter& w, const Deliver& m) {
   w.U32(m.slot);
-  w.Bytes(m.digest);
-  w.Bytes(m.commit_signature);
   Put(w, m.announce);
 }
 
@@ -341,8 +339,6 @@ Result<Ring> GetRing(WireReader& r) {
 Result<Deliver> GetDeliver(WireReader& r) {
   Deliver m;
   WRIT_ASSIGN_OR_RETURN(m.slot, r.U32("slot"));
-  WRIT_ASSIGN_OR_RETURN(m.digest, r.Bytes("digest"));
-  WRIT_ASSIGN_OR_RETURN(m.commit_signature, r.Bytes("commit_signature"));
   WRIT_ASSIGN_OR_RETURN(m.announce, GetAnnounce(r));
   return m;
 }

@@ -24,7 +24,7 @@ namespace writ::protocol {
 // 5: `written`: where the provider names no writer of a remote write (RDM without
 // FI_SOURCE: ofi_rxm), the sender says over its own control connection which chunks its
 // completed writes put in a window, and a ring slot's `deliver` follows its write.
-inline constexpr uint16_t kProtocolVersion = 5;
+inline constexpr uint16_t kProtocolVersion = 6;
 
 // The public vocabulary (include/writ/types.h), carried on the wire as one byte each.
 using Rule = ::writ::Rule;
@@ -193,12 +193,11 @@ struct Ring {
 };
 
 // client -> server: a delivery written into ring slot `slot`, announced and committed at
-// once. `announce` is signed as an announce; `digest` and `commit_signature` are its
-// commit's (CommitSigningBytes of Commit{id, digest}, bound to the announce's nonce).
+// once. Its announce carries the digest of the slot's bytes (the sender read and digested
+// them before sending this), so the announce's one signature, when signed, covers the
+// digest the bytes are validated against: a deliver has no commit of its own.
 struct Deliver {
   uint32_t slot = 0;
-  std::vector<uint8_t> digest;
-  std::vector<uint8_t> commit_signature;
   Announce announce;
   bool operator==(const Deliver&) const = default;
 };

@@ -115,8 +115,15 @@ Result<PublicKey> ParsePublicKeyHex(std::string_view hex) {
   return key;
 }
 
+namespace {
+std::atomic<uint64_t> verifications{0};
+}  // namespace
+
+uint64_t VerificationsMade() { return verifications.load(std::memory_order_relaxed); }
+
 bool VerifySignature(const PublicKey& key, std::span<const uint8_t> message,
                      const Signature& signature) {
+  verifications.fetch_add(1, std::memory_order_relaxed);
   std::unique_ptr<EVP_PKEY, PkeyDeleter> pkey(
       EVP_PKEY_new_raw_public_key(EVP_PKEY_ED25519, nullptr, key.data(), key.size()));
   std::unique_ptr<EVP_MD_CTX, CtxDeleter> ctx(EVP_MD_CTX_new());

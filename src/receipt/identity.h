@@ -22,6 +22,8 @@ Result<PublicKey> ParsePublicKeyHex(std::string_view hex);
 
 bool VerifySignature(const PublicKey& key, std::span<const uint8_t> message,
                      const Signature& signature);
+// Ed25519 verifications this process made so far, by any thread (for tests and benches).
+uint64_t VerificationsMade();
 
 class Identity {
  public:

@@ -46,8 +46,7 @@ Status Connection::OnDeliver(protocol::Deliver& m) {
                         OnAnnounce(std::move(m.announce), /*bytes_in_slot=*/true));
   if (run == nullptr) return Status::Ok();
   const bool landed = ring_->Claim(m.slot, run->id(), bytes);
-  const protocol::Commit commit{run->id(), std::move(m.digest), std::move(m.commit_signature)};
-  return Settle(*run, run->OnDeliver(commit, std::move(slot), *ring_, landed));
+  return Settle(*run, run->OnDeliver(std::move(slot), *ring_, landed));
 }
 
 Status Connection::OnRingNotification(uint32_t slot) {

@@ -132,13 +132,13 @@ void InboundRun::TakeCommit(const protocol::Commit& c) {
   delivery_->writer().SetDigest(c.digest);
 }
 
-RunStep InboundRun::OnDeliver(const protocol::Commit& c, RingSlotLease slot,
-                              const StandingRing& ring, bool landed) {
+RunStep InboundRun::OnDeliver(RingSlotLease slot, const StandingRing& ring, bool landed) {
   ring_slot_.emplace(std::move(slot));
   delivery_->ExpectCopy();
   phase_ = RunPhase::kReceiving;
-  RunStep taken = OnCommit(c);
-  if (taken.ended || !landed) return taken;
+  commit_seen_ = true;  // the digest is the announced one (validate.cc: never empty here)
+  Moved();
+  if (!landed) return {};
   return OnSlotLanded(ring);
 }
 

@@ -126,10 +126,10 @@ class InboundRun {
   RunStep OnCommit(const protocol::Commit& commit);
   // A commit the connection found buffered after its sender left: taken when usable.
   void TakeBufferedCommit(const protocol::Commit& commit);
-  // A `deliver` admitted: its commit, then its ring slot (copied out now if its bytes landed).
-  // `landed`: its bytes are in `ring` already.
-  RunStep OnDeliver(const protocol::Commit& commit, RingSlotLease slot, const StandingRing& ring,
-                    bool landed);
+  // A `deliver` admitted: committed by its announce (which carried the digest, under the
+  // announce's signature when signed), then its ring slot (copied out now if its bytes
+  // landed). `landed`: its bytes are in `ring` already.
+  RunStep OnDeliver(RingSlotLease slot, const StandingRing& ring, bool landed);
   // Its ring slot's bytes landed: copied out, the slot given back, the copy consumed.
   RunStep OnSlotLanded(const StandingRing& ring);
   // A write notification for one of its windows.

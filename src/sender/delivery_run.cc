@@ -240,14 +240,8 @@ Status DeliveryRun::DeliverInSlot(uint32_t slot) {
   protocol::Message message(std::in_place_type<protocol::Deliver>);
   protocol::Deliver& deliver = std::get<protocol::Deliver>(message);
   deliver.slot = slot;
-  deliver.digest = prepared_.digest;
+  // The announce carries the digest just computed: its one signature commits to it too.
   WRIT_RETURN_IF_ERROR(BuildAnnounce(deliver.announce));
-  if (identity_) {
-    protocol::Commit commit{out_.delivery.id, prepared_.digest, {}};
-    WRIT_RETURN_IF_ERROR(
-        SignCommit(*identity_, link_.hello().receiver_id, announce_nonce_, commit));
-    deliver.commit_signature = std::move(commit.signature);
-  }
   pending_deliver_ = std::move(message);
   grants_[ring.window_id] = protocol::Grant{out_.delivery.id,
                                             ring.window_id,
@@ -451,7 +445,7 @@ Status DeliveryRun::FinishDigest() {
 Status DeliveryRun::SendTransportReceiptAndCommit() {
   if (Status digested = FinishDigest(); !digested.ok()) return Fail(digested);
   // The commit goes first: the receiver validates while this side signs its receipt. A
-  // delivery written into a ring slot sent its commit (and its signature) in its `deliver`.
+  // delivery written into a ring slot has none: its `deliver`'s announce carried the digest.
   if (!ring_slot_) {
     protocol::Commit commit{out_.delivery.id, prepared_.digest, {}};
     if (identity_) {

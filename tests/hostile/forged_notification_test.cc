@@ -171,7 +171,7 @@ class ForgeClient {
   Status DeliverIntoSlot(uint32_t slot, const std::string& id, const std::vector<uint8_t>& bytes) {
     protocol::Deliver deliver;
     deliver.slot = slot;
-    deliver.digest = ForgeDigestOf(bytes);
+    deliver.announce.digest = ForgeDigestOf(bytes);
     deliver.announce.delivery_id = id;
     deliver.announce.bytes = bytes.size();
     deliver.announce.chunk_size = bytes.size();

@@ -114,7 +114,7 @@ TEST_P(RingRewrite, ASlotRewrittenAfterItsDeliverChangesNeitherTheStoredBytesNor
   ASSERT_TRUE(WriteSlot(0, first, /*notify=*/true).ok());
   protocol::Deliver deliver;
   deliver.slot = 0;
-  deliver.digest = DigestOf(first);
+  deliver.announce.digest = DigestOf(first);
   deliver.announce.delivery_id = "rewritten";
   deliver.announce.bytes = first.size();
   deliver.announce.chunk_size = first.size();

@@ -341,8 +341,8 @@ TEST(AddressedAnnounce, TheTargetBlockRoundTripsWithAndWithoutARegionTable) {
 TEST(AddressedAnnounce, ARingDeliverNamingATargetIsMalformed) {
   protocol::Deliver d;
   d.slot = 0;
-  d.digest = std::vector<uint8_t>(DigestSize(Rule::kXxh3_128));
   d.announce.delivery_id = "x";
+  d.announce.digest = std::vector<uint8_t>(DigestSize(Rule::kXxh3_128));
   d.announce.bytes = 10;
   d.announce.chunk_size = 10;
   d.announce.target = "kv";

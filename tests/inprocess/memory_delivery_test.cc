@@ -72,10 +72,10 @@ TEST(MemoryDelivery, SmallDeliveriesOneAfterAnotherAllReachRetained) {
   }
 }
 
-// A sender with an identity signs each ring delivery's announce and commit (both in its
-// `deliver`) and its transport receipt: three signatures a delivery, the commit's not made
-// a second time when the transport rung is reached.
-TEST(MemoryDelivery, ASignedRingDeliveryIsSignedThreeTimesBySender) {
+// A sender with an identity signs each ring delivery's announce, which carries the digest
+// (its `deliver` has no commit of its own), and its transport receipt: two signatures a
+// delivery, and one verification on the receiver (the announce's).
+TEST(MemoryDelivery, ASignedRingDeliveryIsSignedTwiceBySenderAndVerifiedOnce) {
   MemoryRig rig;
   ASSERT_TRUE(rig.Start(rig.BaseOptions()).ok());
   auto link = rig.OpenLink();
@@ -87,14 +87,16 @@ TEST(MemoryDelivery, ASignedRingDeliveryIsSignedThreeTimesBySender) {
       rig.Deliver(**link, PatternBytes(1, 4096), ValidatedVolatile("signed-0"), {}, &*identity)
           .status.ok());
   for (int i = 1; i <= 4; ++i) {
-    const uint64_t before = identity->signatures_made();
+    const uint64_t signed_before = identity->signatures_made();
+    const uint64_t verified_before = receipt::VerificationsMade();
     const std::string id = "signed-" + std::to_string(i);
     const DeliveryOutcome out =
         rig.Deliver(**link, PatternBytes(1 + i, 4096), ValidatedVolatile(id), {}, &*identity);
     ASSERT_TRUE(out.status.ok()) << id << ": " << out.status.ToString();
     ASSERT_TRUE(out.ring) << id;
     EXPECT_EQ(RungNames(out), kRungsToRetained) << id;
-    EXPECT_EQ(identity->signatures_made() - before, 3u) << id;
+    EXPECT_EQ(identity->signatures_made() - signed_before, 2u) << id;
+    EXPECT_EQ(receipt::VerificationsMade() - verified_before, 1u) << id;
   }
 }
 
@@ -205,8 +207,8 @@ TEST(MemoryDelivery, DeliveriesFinishedInOnePassShareOneSignature) {
     (*digester)->Update(bytes);
     protocol::Deliver deliver;
     deliver.slot = i;
-    deliver.digest = (*digester)->Finish();
     deliver.announce = raw.AnnounceOf("one-pass-" + std::to_string(i), 4096, 4096);
+    deliver.announce.digest = (*digester)->Finish();
     delivers.push_back(std::move(deliver));
   }
   // Their notifications reach the receiver's connection before the `deliver`s, so that the

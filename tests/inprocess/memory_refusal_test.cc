@@ -404,8 +404,8 @@ TEST(MemoryRefusal, ADeliverWithoutAStandingWindowIsMalformed) {
   ASSERT_NE(peer, nullptr);
   protocol::Deliver deliver;
   deliver.slot = 0;
-  deliver.digest = ZeroDigest();
   deliver.announce = peer->AnnounceOf("no-ring", 4096, 4096);
+  deliver.announce.digest = ZeroDigest();
   ASSERT_TRUE(peer->Send(deliver).ok());
   const PeerSaw saw = peer->Watch("no-ring", kWatch);
   EXPECT_EQ(ReasonOf(saw), ReasonName(RefuseReason::kMalformed));
@@ -421,8 +421,8 @@ TEST(MemoryRefusal, ADeliverToASlotOutsideTheRingIsMalformed) {
   ASSERT_TRUE(ring.has_value());
   protocol::Deliver deliver;
   deliver.slot = ring->slot_count;  // one past the last
-  deliver.digest = ZeroDigest();
   deliver.announce = peer->AnnounceOf("past-the-ring", 4096, 4096);
+  deliver.announce.digest = ZeroDigest();
   ASSERT_TRUE(peer->Send(deliver).ok());
   const PeerSaw saw = peer->Watch("past-the-ring", kWatch);
   EXPECT_EQ(ReasonOf(saw), ReasonName(RefuseReason::kMalformed));
@@ -437,11 +437,12 @@ TEST(MemoryRefusal, ADeliverToARingSlotStillInUseIsAConflict) {
   ASSERT_TRUE(peer->AwaitRing(kWatch).has_value());
   protocol::Deliver first;
   first.slot = 3;
-  first.digest = ZeroDigest();
   first.announce = peer->AnnounceOf("in-slot-3", 4096, 4096);
+  first.announce.digest = ZeroDigest();
   ASSERT_TRUE(peer->Send(first).ok());  // its bytes never land: the slot stays claimed
   protocol::Deliver second = first;
   second.announce = peer->AnnounceOf("also-slot-3", 4096, 4096);
+  second.announce.digest = ZeroDigest();
   ASSERT_TRUE(peer->Send(second).ok());
   const PeerSaw saw = peer->Watch("also-slot-3", kWatch);
   EXPECT_EQ(ReasonOf(saw), ReasonName(RefuseReason::kConflictingId));

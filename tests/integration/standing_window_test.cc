@@ -181,7 +181,7 @@ struct RawSession {
 protocol::Deliver DeliverOf(const std::string& id, uint32_t slot, uint64_t bytes) {
   protocol::Deliver d;
   d.slot = slot;
-  d.digest = std::vector<uint8_t>(16, 0x42);
+  d.announce.digest = std::vector<uint8_t>(16, 0x42);
   d.announce.delivery_id = id;
   d.announce.bytes = bytes;
   d.announce.chunk_size = bytes;
@@ -214,15 +214,16 @@ TEST_P(StandingWindow, ForgedOrWrongDeliversAreRefusedByNameAndTheConnectionGoes
   EXPECT_NE(raw->AnswerFor("also-0").find("slot 0 is in use by delivery holds-0"),
             std::string::npos);
 
-  // Signed as an announce, with a commit signature that does not verify.
+  // Signed, then given another digest: its one signature covers the digest, so it no
+  // longer verifies.
   auto alice = receipt::Identity::LoadOrCreate(dir_.File("alice"));
   ASSERT_TRUE(alice.ok()) << alice.status().ToString();
   protocol::Deliver forged = DeliverOf("forged", 1, 10);
   ASSERT_TRUE(sender::SignAnnounce(*alice, raw->hello.receiver_id, forged.announce).ok());
-  forged.commit_signature = std::vector<uint8_t>(64, 0x5a);
+  forged.announce.digest[0] ^= 1;
   ASSERT_TRUE(raw->channel.Send(forged).ok());
-  EXPECT_NE(raw->AnswerFor("forged").find("commit's signature does not verify"), std::string::npos);
-
+  EXPECT_NE(raw->AnswerFor("forged").find("announce's signature does not verify"),
+            std::string::npos);
   // The connection goes on.
   ASSERT_TRUE(raw->SendEmpty("after"));
   EXPECT_EQ(raw->AnswerFor("after"), "retained");

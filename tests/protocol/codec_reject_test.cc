@@ -109,11 +109,11 @@ TEST(CodecReject, OtherVersionsAreUnsupported) {
   const std::vector<uint8_t> payload = PayloadOf(Encode(testing::SampleCommit()));
   // 1: the layout before the commit carried the digest; 2: before `receipts`, group
   // signatures and the hello's max_in_flight; 3: before standing windows (ring, deliver);
-  // 4: before `written`.
-  for (int version : {0, 1, 2, 3, 4, 6, 0x100, 0xffff}) {
+  // 4: before `written`; 5: a `deliver` with a commit (digest and signature) of its own.
+  for (int version : {0, 1, 2, 3, 4, 5, 7, 0x100, 0xffff}) {
     EXPECT_ERROR(Decode(RawFrame(4, payload, static_cast<uint16_t>(version))),
                  ErrorCode::kUnsupported,
-                 "frame.version: " + std::to_string(version) + ", this build speaks 5");
+                 "frame.version: " + std::to_string(version) + ", this build speaks 6");
   }
 }
 

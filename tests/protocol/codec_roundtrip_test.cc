@@ -45,7 +45,7 @@ TEST(CodecRoundTrip, HeaderLayout) {
 // Pins the byte layout documented in docs/protocol.md.
 TEST(CodecRoundTrip, GoldenCommit) {
   const std::vector<uint8_t> expected = {
-      'W', 'R', 'I', 'T', 5,    0,    4,    0,    22,  0,   0, 0,  // header, 22-byte payload
+      'W', 'R', 'I', 'T', 6,    0,    4,    0,    22,  0,   0, 0,  // header, 22-byte payload
       6,   0,   0,   0,   'R',  'C',  '-',  '2',  '3', '3',        // delivery_id
       4,   0,   0,   0,   0xe3, 0x06, 0x92, 0x83,                  // digest
       0,   0,   0,   0};                                           // signature, empty (unsigned)
@@ -66,7 +66,7 @@ TEST(CodecRoundTrip, GoldenAnnounce) {
              0,
              {},
              {}};
-  const std::vector<uint8_t> expected = {'W', 'R', 'I', 'T', 5,    0,    2,    0,
+  const std::vector<uint8_t> expected = {'W', 'R', 'I', 'T', 6,    0,    2,    0,
                                          56,  0,   0,   0,         // header, 56-byte payload
                                          1,   0,   0,   0,   'x',  // delivery_id
                                          10,  0,   0,   0,   0,    0,    0,    0,     // bytes

@@ -75,8 +75,8 @@ inline Deliver SampleDeliver() {
   a.delivery_id = "RC-234";
   a.bytes = 4096;
   a.chunk_size = 4096;
-  a.digest.clear();
-  return Deliver{3, Bytes(16, 0xb0), Bytes(64, 0x50), a};
+  a.digest = Bytes(16, 0xb0);
+  return Deliver{3, a};
 }
 
 inline SlotsFree SampleSlotsFree() { return SlotsFree{9, {3, 5}}; }

@@ -50,6 +50,19 @@ TEST(Validate, TheCommitCarriesADigest) {
   EXPECT_TRUE(Validate(Commit{"c", {1}, std::vector<uint8_t>(64)}, Limits{}).ok());
 }
 
+// A deliver has no commit of its own: its announce carries the digest of the slot's bytes
+// (and its signature, when signed, covers it).
+TEST(Validate, ADeliverCarriesItsDigestInItsAnnounce) {
+  Deliver d = testing::SampleDeliver();
+  EXPECT_TRUE(Validate(d, Limits{}).ok());
+  d.announce.digest.clear();
+  ExpectInvalid(d,
+                "deliver.digest: empty, a deliver's announce carries the digest of its slot's "
+                "bytes");
+  d.announce.digest.resize(15);
+  ExpectInvalid(d, "deliver.digest: 15 bytes, xxh3-128 needs 16");
+}
+
 TEST(Validate, DeliveryIds) {
   Announce a = SampleAnnounce();
   a.delivery_id = "";
