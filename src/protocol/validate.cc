@@ -5,6 +5,7 @@
 #include <string>
 #include <string_view>
 
+#include "protocol/announce_group.h"
 #include "protocol/text.h"
 
 namespace writ::protocol {
@@ -113,7 +114,7 @@ Status Check(const Hello& m, const Checker& c) {
 }
 
 template <typename M>
-Status CheckSignedFields(const M& m, const Checker& c);
+Status CheckSignedFields(const M& m, const Checker& c, bool group_form = false);
 Status CheckRegionLengths(const Announce& m, const Checker& c);
 
 Status Check(const Announce& m, const Checker& c) {
@@ -139,7 +140,7 @@ Status Check(const Announce& m, const Checker& c) {
     return c.Fail("retention", "unknown value " + std::to_string(static_cast<int>(m.retention)));
   }
   WRIT_RETURN_IF_ERROR(c.Address("sender_fabric_address", m.sender_fabric_address.size(), true));
-  WRIT_RETURN_IF_ERROR(CheckSignedFields(m, c));
+  WRIT_RETURN_IF_ERROR(CheckSignedFields(m, c, /*group_form=*/true));
   WRIT_RETURN_IF_ERROR(CheckRegionLengths(m, c));
   if (m.target.empty()) {
     if (m.target_offset != 0) return c.Fail("target_offset", "set without a target");
@@ -184,9 +185,29 @@ Status CheckRegionLengths(const Announce& m, const Checker& c) {
   return Status::Ok();
 }
 
-// An announce's or a query's sender authentication: all four fields, or none.
+// An announce's signature in the group form (announce_group.h): a leaf of a group of 2 to
+// kMaxAnnounceGroup, with 1 to kMaxAnnounceGroupSteps sibling hashes (that their count is
+// the tree's is the receiver's check, with the hashes).
+Status CheckAnnounceGroup(const std::vector<uint8_t>& signature, const Checker& c) {
+  const size_t path = signature.size() - kAnnounceGroupHeaderBytes;
+  if (path % 32 != 0 || path / 32 > kMaxAnnounceGroupSteps) {
+    return c.Fail("signature", std::to_string(signature.size()) +
+                                   " bytes, Ed25519 signatures have 64, or 72 + 32 a step "
+                                   "(at most 16) in the group form");
+  }
+  const auto group = ParseAnnounceGroup(signature);
+  if (group->leaves < 2 || group->leaves > kMaxAnnounceGroup || group->index >= group->leaves) {
+    return c.Fail("signature", "leaf " + std::to_string(group->index) + " of a group of " +
+                                   std::to_string(group->leaves) + ", groups have 2 to " +
+                                   std::to_string(kMaxAnnounceGroup) + " leaves");
+  }
+  return Status::Ok();
+}
+
+// An announce's or a query's sender authentication: all four fields, or none. An
+// announce's signature may take the group form.
 template <typename M>
-Status CheckSignedFields(const M& m, const Checker& c) {
+Status CheckSignedFields(const M& m, const Checker& c, bool group_form) {
   if (m.sender_key.empty()) {
     if (!m.nonce.empty() || m.time_ms != 0 || !m.signature.empty()) {
       return c.Fail("sender_key", "empty, but nonce, time or signature is present");
@@ -199,6 +220,9 @@ Status CheckSignedFields(const M& m, const Checker& c) {
   }
   if (m.nonce.size() != kNonceBytes) {
     return c.Fail("nonce", std::to_string(m.nonce.size()) + " bytes, needs 16");
+  }
+  if (group_form && m.signature.size() > kAnnounceGroupHeaderBytes) {
+    return CheckAnnounceGroup(m.signature, c);
   }
   if (m.signature.size() != kSignatureBytes) {
     return c.Fail("signature",

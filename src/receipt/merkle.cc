@@ -2,6 +2,7 @@
 
 #include <openssl/sha.h>
 
+#include <algorithm>
 #include <array>
 
 namespace writ::receipt {
@@ -77,6 +78,34 @@ std::vector<std::string> ExpectedSides(uint64_t index, uint64_t leaves) {
     if ((index ^ 1) < count) sides.push_back(index % 2 == 1 ? "left" : "right");
   }
   return sides;
+}
+
+size_t PathSteps(uint64_t index, uint64_t leaves) {
+  size_t steps = 0;
+  for (uint64_t count = leaves; count > 1; count = (count + 1) / 2, index /= 2) {
+    if ((index ^ 1) < count) ++steps;
+  }
+  return steps;
+}
+
+Result<MerkleHash> RootOfSiblings(const MerkleHash& leaf, uint64_t index, uint64_t leaves,
+                                  std::span<const uint8_t> siblings) {
+  const size_t steps = PathSteps(index, leaves);
+  if (siblings.size() != steps * sizeof(MerkleHash)) {
+    return Status::Validation("inclusion path of " + std::to_string(siblings.size()) +
+                              " bytes, leaf " + std::to_string(index) + " of " +
+                              std::to_string(leaves) + " has " + std::to_string(steps) +
+                              " steps of 32");
+  }
+  MerkleHash running = leaf;
+  MerkleHash sibling{};
+  for (uint64_t count = leaves; count > 1; count = (count + 1) / 2, index /= 2) {
+    if ((index ^ 1) >= count) continue;  // promoted: no sibling at this level
+    std::copy_n(siblings.begin(), sibling.size(), sibling.begin());
+    siblings = siblings.subspan(sibling.size());
+    running = index % 2 == 1 ? NodeHash(sibling, running) : NodeHash(running, sibling);
+  }
+  return running;
 }
 
 Result<MerkleHash> RootOfPath(const MerkleHash& leaf, const std::vector<MerkleStep>& path) {

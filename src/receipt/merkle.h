@@ -9,6 +9,7 @@
 
 #include <array>
 #include <cstdint>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -48,6 +49,14 @@ std::vector<std::string> ExpectedSides(uint64_t index, uint64_t leaves);
 // The root `path` leads to from `leaf`; Validation naming the step when a hash is not
 // 64 lowercase hex digits.
 Result<MerkleHash> RootOfPath(const MerkleHash& leaf, const std::vector<MerkleStep>& path);
+
+// Steps in leaf `index`'s inclusion path among `leaves`: the levels where it has a sibling.
+size_t PathSteps(uint64_t index, uint64_t leaves);
+// The root that `siblings` (32-byte hashes, from the leaf upwards, one per step: sides as
+// ExpectedSides) lead to from `leaf`, leaf `index` of `leaves`; Validation when their count
+// is not PathSteps.
+Result<MerkleHash> RootOfSiblings(const MerkleHash& leaf, uint64_t index, uint64_t leaves,
+                                  std::span<const uint8_t> siblings);
 
 // What the group's Ed25519 signature covers: kGroupSigningPrefix || root.
 std::string GroupSigningMessage(const MerkleHash& root);

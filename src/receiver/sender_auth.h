@@ -3,6 +3,7 @@
 // announce is fresh (time within the window, nonce not seen before).
 #pragma once
 
+#include <array>
 #include <chrono>
 #include <memory>
 #include <optional>
@@ -12,6 +13,7 @@
 #include "common/mutex.h"
 #include "protocol/messages.h"
 #include "receipt/identity.h"
+#include "receipt/merkle.h"
 #include "receiver/replay_set.h"
 #include "writ/status.h"
 
@@ -20,7 +22,8 @@ namespace writ::receiver {
 class SenderAuth {
  public:
   // No allow list: anyone is admitted (a signed announce is still checked).
-  SenderAuth() : replay_(std::make_unique<ReplayCache>()) {}
+  SenderAuth()
+      : replay_(std::make_unique<ReplayCache>()), roots_(std::make_unique<VerifiedRoots>()) {}
   // One hex public key per line; blank lines and lines starting with '#' are ignored.
   static Result<SenderAuth> FromAllowFile(const std::string& path);
 
@@ -62,12 +65,35 @@ class SenderAuth {
                             const std::string& what, std::chrono::system_clock::time_point now,
                             bool operator_key = false);
 
+  // The signature `m` carries over `signed_bytes`: plain, or an announce's group form,
+  // whose root's signature is verified once for the whole group (VerifiedRoots).
+  Status Verify(const Signed& m, const receipt::PublicKey& key,
+                const std::vector<uint8_t>& signed_bytes, const std::string& what,
+                const std::string& key_id);
+
+  // The last group roots whose signatures verified, each with its key and signature: the
+  // other announces of a group verified already cost their leaf's path alone.
+  struct VerifiedRoots {
+    struct Root {
+      receipt::PublicKey key{};
+      receipt::MerkleHash root{};
+      receipt::Signature signature{};
+    };
+    static constexpr size_t kRemembered = 16;
+    mutable Mutex mu;
+    std::array<std::optional<Root>, kRemembered> roots GUARDED_BY(mu);
+    size_t next GUARDED_BY(mu) = 0;
+    bool Holds(const Root& root) const;
+    void Remember(const Root& root);
+  };
+
   struct ReplayCache {
     mutable Mutex mu;
     ReplaySet seen GUARDED_BY(mu);  // key id + nonce, until the announce is stale
   };
   std::optional<std::set<receipt::PublicKey>> allowed_;
   std::unique_ptr<ReplayCache> replay_;
+  std::unique_ptr<VerifiedRoots> roots_;
 };
 
 }  // namespace writ::receiver

@@ -272,6 +272,10 @@ Status DeliveryRun::PostSlot(WriteSlot& slot, size_t index) {
 
 Status DeliveryRun::SendDeliver() {
   if (!pending_deliver_) return Status::Ok();
+  if (sign_later_) {
+    deliver_due_ = true;
+    return Status::Ok();
+  }
   Status sent = link_.channel().Send(*pending_deliver_);
   pending_deliver_.reset();
   if (!sent.ok()) return Broken(Status::Transport(sent.message()));
@@ -304,8 +308,32 @@ Status DeliveryRun::Start() {
 }
 
 Status DeliveryRun::Announce() {
+  if (sign_later_) return BuildAnnounce(pending_announce_.emplace());
   protocol::Announce announce;
   WRIT_RETURN_IF_ERROR(BuildAnnounce(announce));
+  return SendAnnounce(announce);
+}
+
+protocol::Announce* DeliveryRun::AnnounceToSign() {
+  if (!sign_later_) return nullptr;
+  if (pending_announce_) return &*pending_announce_;
+  if (pending_deliver_) return &std::get<protocol::Deliver>(*pending_deliver_).announce;
+  return nullptr;
+}
+
+Status DeliveryRun::AnnounceSigned() {
+  sign_later_ = false;
+  if (pending_announce_) {
+    Status sent = SendAnnounce(*pending_announce_);
+    pending_announce_.reset();
+    return sent;
+  }
+  if (!deliver_due_) return Status::Ok();
+  deliver_due_ = false;
+  return SendDeliver();
+}
+
+Status DeliveryRun::SendAnnounce(const protocol::Announce& announce) {
   if (Status sent = link_.channel().Send(announce); !sent.ok()) {
     // An invalid announce is not sent at all; anything else leaves the stream unknown.
     if (sent.code() == ErrorCode::kInvalidArgument) return sent;
@@ -328,8 +356,11 @@ Status DeliveryRun::BuildAnnounce(protocol::Announce& announce) {
   announce.region_lengths = prepared_.source->region_lengths();
   AddressAnnounce(opt_, announce);
   if (identity_) {
-    // Signed for this receiver only: its id is part of the signed bytes.
-    WRIT_RETURN_IF_ERROR(SignAnnounce(*identity_, link_.hello().receiver_id, announce));
+    // Signed for this receiver only: its id is part of the signed bytes. Left to the
+    // session when it signs the announces it starts together.
+    WRIT_RETURN_IF_ERROR(sign_later_
+                             ? PrepareAnnounceSignature(*identity_, announce)
+                             : SignAnnounce(*identity_, link_.hello().receiver_id, announce));
     announce_nonce_ = announce.nonce;
   }
   return Status::Ok();

@@ -97,6 +97,14 @@ class DeliveryRun {
 
   // Checks, chooses the source path and sends the announce.
   Status Start();
+  // Called before Start by a session that signs the announces it starts together
+  // (SignAnnounces): Start then leaves a signed sender's announce unsigned and unsent.
+  void SignAnnounceLater() { sign_later_ = identity_ != nullptr; }
+  // The announce Start built and left to be signed, or nullptr.
+  protocol::Announce* AnnounceToSign();
+  // Its announce was signed: sent now (a ring `deliver` now if its write was posted, else
+  // once it is).
+  Status AnnounceSigned();
   // A control message about this delivery; a receipt's text is moved into the outcome.
   Status OnMessage(protocol::Message& message);
   // Posts granted chunks into free write slots, commits once every chunk landed, and
@@ -132,6 +140,7 @@ class DeliveryRun {
   // The announce as sent (signed when the session has an identity).
   Status BuildAnnounce(protocol::Announce& announce);
   Status Announce();
+  Status SendAnnounce(const protocol::Announce& announce);
   // Standing windows: whether this delivery goes into a ring slot, and taking one: its
   // bytes copied into the slot's staging while digested, the `deliver` prepared; the write
   // is posted like a granted chunk, and the deliver sent right after it.
@@ -180,9 +189,12 @@ class DeliveryRun {
   size_t ready_next_ = 0;
   uint64_t chunks_done_ = 0;
   uint64_t bytes_done_ = 0;
-  uint32_t idle_spins_ = 0;                           // polls in a row that found no completion
-  std::optional<uint32_t> ring_slot_;                 // the ring slot it was written into
-  std::optional<protocol::Message> pending_deliver_;  // a Deliver, sent once its write is posted
+  uint32_t idle_spins_ = 0;                             // polls in a row that found no completion
+  std::optional<uint32_t> ring_slot_;                   // the ring slot it was written into
+  std::optional<protocol::Message> pending_deliver_;    // a Deliver, sent once its write is posted
+  std::optional<protocol::Announce> pending_announce_;  // built by Start, awaiting its signature
+  bool sign_later_ = false;                             // SignAnnounceLater, until AnnounceSigned
+  bool deliver_due_ = false;  // the ring write was posted while the `deliver` awaited signing
   // Where notifications name no writer (ProviderInfo::writes_need_attestation): completed
   // writes are attested over the control connection, (window, chunk in window) each.
   bool attests_writes_ = false;

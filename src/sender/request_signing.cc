@@ -5,7 +5,9 @@
 #include <cerrno>
 #include <chrono>
 
+#include "protocol/announce_group.h"
 #include "protocol/codec.h"
+#include "receipt/merkle.h"
 
 namespace writ::sender {
 namespace {
@@ -34,6 +36,45 @@ Status SignAnnounce(const receipt::Identity& identity, const std::string& receiv
   WRIT_ASSIGN_OR_RETURN(auto sig,
                         identity.Sign(protocol::AnnounceSigningBytes(announce, receiver_id)));
   announce.signature.assign(sig.begin(), sig.end());
+  return Status::Ok();
+}
+
+Status PrepareAnnounceSignature(const receipt::Identity& identity, protocol::Announce& announce) {
+  return FillSignedFields(identity, announce);
+}
+
+Status SignAnnounces(const receipt::Identity& identity, const std::string& receiver_id,
+                     std::span<protocol::Announce* const> announces) {
+  if (announces.empty()) return Status::Ok();
+  if (announces.size() == 1) {
+    protocol::Announce& a = *announces.front();
+    WRIT_ASSIGN_OR_RETURN(auto sig, identity.Sign(protocol::AnnounceSigningBytes(a, receiver_id)));
+    a.signature.assign(sig.begin(), sig.end());
+    return Status::Ok();
+  }
+  if (announces.size() > protocol::kMaxAnnounceGroup) {
+    WRIT_RETURN_IF_ERROR(
+        SignAnnounces(identity, receiver_id, announces.first(protocol::kMaxAnnounceGroup)));
+    return SignAnnounces(identity, receiver_id, announces.subspan(protocol::kMaxAnnounceGroup));
+  }
+  const auto leaves = static_cast<uint32_t>(announces.size());
+  std::vector<receipt::MerkleHash> leaf_hashes;
+  leaf_hashes.reserve(leaves);
+  for (uint32_t i = 0; i < leaves; ++i) {
+    const std::vector<uint8_t> bytes = protocol::AnnounceSigningBytes(*announces[i], receiver_id);
+    leaf_hashes.push_back(receipt::LeafHash(
+        i, leaves, std::string_view(reinterpret_cast<const char*>(bytes.data()), bytes.size())));
+  }
+  const auto levels = receipt::MerkleLevels(std::move(leaf_hashes));
+  WRIT_ASSIGN_OR_RETURN(auto sig,
+                        identity.Sign(protocol::AnnounceGroupSigningMessage(levels.back()[0])));
+  for (uint32_t i = 0; i < leaves; ++i) {
+    std::vector<uint8_t>& field = announces[i]->signature;
+    protocol::EncodeAnnounceGroupHeader(field, sig, i, leaves);
+    receipt::ForEachPathStep(levels, i, [&field](std::string_view, const receipt::MerkleHash& h) {
+      field.insert(field.end(), h.begin(), h.end());
+    });
+  }
   return Status::Ok();
 }
 

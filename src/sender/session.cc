@@ -5,6 +5,7 @@
 
 #include "common/thread.h"
 #include "protocol/codec.h"
+#include "sender/request_signing.h"
 
 namespace writ {
 
@@ -233,6 +234,7 @@ void Session::Admit() {
   // The announces and ring `deliver`s of every delivery started here leave in one write.
   link_->channel().Cork();
   AdmitCorked();
+  SignStartedAnnounces();
   if (Status sent = link_->channel().Uncork(); !sent.ok() && !break_) {
     break_ = PendingBreak{
         Status::Transport("control connection to the receiver lost: " + sent.message()), nullptr,
@@ -268,9 +270,32 @@ void Session::StartRun(std::unique_ptr<Submission> sub) {
   ended_.erase(std::remove(ended_.begin(), ended_.end(), id), ended_.end());
   a->run = std::make_unique<DeliveryRun>(*link_, identity_, a->sub->options, a->sub->prepared,
                                          a->sub->out, std::string());
+  if (identity_ != nullptr) {
+    a->run->SignAnnounceLater();
+    to_sign_.push_back(a.get());
+  }
   Status started = a->run->Start();
   active_.push_back(std::move(a));
   Judge(*active_.back(), started);
+}
+
+void Session::SignStartedAnnounces() {
+  if (to_sign_.empty()) return;
+  announces_to_sign_.clear();
+  for (Active* a : to_sign_) {
+    if (a->ending_by || a->done) continue;
+    if (protocol::Announce* announce = a->run->AnnounceToSign()) {
+      announces_to_sign_.push_back(announce);
+    }
+  }
+  const Status signed_all =
+      SignAnnounces(*identity_, link_->hello().receiver_id, announces_to_sign_);
+  for (Active* a : to_sign_) {
+    if (break_) break;
+    if (a->ending_by || a->done) continue;
+    Judge(*a, signed_all.ok() ? a->run->AnnounceSigned() : signed_all);
+  }
+  to_sign_.clear();
 }
 
 std::chrono::microseconds Session::NextWait() {

@@ -109,6 +109,9 @@ class Session {
   void Abandon(std::chrono::milliseconds stuck);
   void Admit();
   void AdmitCorked();
+  // The announces of the deliveries a signed sender started in this pass: one signature
+  // for all of them (SignAnnounces), then each sent.
+  void SignStartedAnnounces();
   bool CanAdmit(const Submission& s) const;
   void StartRun(std::unique_ptr<Submission> sub);
   Status Turn();
@@ -153,6 +156,8 @@ class Session {
   std::set<std::string> lingering_;  // returned to their callers, not yet ended by the receiver
   std::deque<std::string> ended_;    // recently ended here: their late messages are dropped
   std::optional<PendingBreak> break_;
+  std::vector<Active*> to_sign_;  // started in this pass, their announces not signed yet
+  std::vector<protocol::Announce*> announces_to_sign_;
   uint32_t idle_spins_ = 0;
   std::vector<fabric::WorkCompletion> records_;
   std::vector<pollfd> wait_fds_;

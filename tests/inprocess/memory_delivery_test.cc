@@ -8,6 +8,8 @@
 
 #include "memory_rig.h"
 #include "receipt/identity.h"
+#include "sender/delivery_source.h"
+#include "sender/session.h"
 #include "vocabulary/digest.h"
 
 namespace writ::inprocess {
@@ -98,6 +100,49 @@ TEST(MemoryDelivery, ASignedRingDeliveryIsSignedTwiceBySenderAndVerifiedOnce) {
     EXPECT_EQ(identity->signatures_made() - signed_before, 2u) << id;
     EXPECT_EQ(receipt::VerificationsMade() - verified_before, 1u) << id;
   }
+}
+
+// A session signs the announces of the deliveries it starts together once: submitted before
+// it starts, 24 deliveries start in its first pass (through windows: no ring yet), so their
+// announces cost one signature and the receiver one verification; each commit and transport
+// receipt is still signed alone (and each commit verified).
+TEST(MemoryDelivery, ASessionSignsTheAnnouncesItStartsTogetherOnce) {
+  constexpr uint32_t kMany = 24;
+  MemoryRig rig;
+  ReceiverOptions options = rig.BaseOptions();
+  options.max_deliveries_per_sender = kMany;
+  options.max_deliveries_per_connection = kMany;
+  ASSERT_TRUE(rig.Start(options).ok());
+  SessionOptions session_options;
+  session_options.depth = kMany;
+  session_options.max_in_flight = kMany;
+  auto link = rig.OpenLink(session_options);
+  ASSERT_TRUE(link.ok()) << link.status().ToString();
+  auto identity = receipt::Identity::Generate();
+  ASSERT_TRUE(identity.ok());
+  sender::Session session(std::move(*link), &*identity, nullptr, kMany);
+  ASSERT_EQ(session.max_in_flight(), kMany);
+  const auto bytes = PatternBytes(9, 4096);
+  std::vector<DeliveryHandle> handles;
+  for (uint32_t i = 0; i < kMany; ++i) {
+    auto sub = std::make_unique<sender::Submission>();
+    sub->options = ValidatedVolatile("together-" + std::to_string(i));
+    sub->out.status = sender::Prepare(sender::DeliverySource::FromBytes(bytes, sub->options.id),
+                                      sub->options, nullptr, sub->out, sub->prepared);
+    ASSERT_TRUE(sub->out.status.ok()) << sub->out.status.ToString();
+    handles.emplace_back(sub->state);
+    session.Submit(std::move(sub));
+  }
+  const uint64_t verified_before = receipt::VerificationsMade();
+  ASSERT_TRUE(session.Start().ok());
+  for (auto& handle : handles) {
+    const DeliveryOutcome& out = handle.Wait();
+    ASSERT_TRUE(out.status.ok()) << out.delivery.id << ": " << out.status.ToString();
+    EXPECT_EQ(RungNames(out), kRungsToRetained) << out.delivery.id;
+  }
+  EXPECT_EQ(identity->signatures_made(), 1u + 2 * kMany);
+  EXPECT_EQ(receipt::VerificationsMade() - verified_before, 1u + kMany);
+  (void)session.Close();
 }
 
 TEST(MemoryDelivery, AWrongKeyIsAnErrorRecordAtTheWriterAndNothingIsClaimed) {
