@@ -507,6 +507,10 @@ Status DeliveryRun::SendTransportReceiptAndCommit() {
   statement.append(" completion records read)");
   transport.does_not_establish.assign(fabric::CompletionLevelDoesNotGuarantee(granted_level_));
   transport.signature.reset();
+  if (sign_receipt_later_) {
+    unsigned_transport_ = receipt::Unsigned(transport);
+    return Status::Ok();
+  }
   if (identity_) WRIT_RETURN_IF_ERROR(receipt::SignReceipt(transport, *identity_));
   std::string text;
   text.reserve(kTransportReceiptRoom);
@@ -514,6 +518,17 @@ Status DeliveryRun::SendTransportReceiptAndCommit() {
   NoteReceipt(ReceiptRung::kTransport, {});
   out_.receipts.AddChecked(ReceiptRung::kTransport, std::move(text));
   return Status::Ok();
+}
+
+std::optional<receipt::UnsignedReceipt> DeliveryRun::TakeTransportReceiptToSign() {
+  std::optional<receipt::UnsignedReceipt> taken = std::move(unsigned_transport_);
+  unsigned_transport_.reset();
+  return taken;
+}
+
+void DeliveryRun::OnTransportReceiptSigned(std::string json) {
+  NoteReceipt(ReceiptRung::kTransport, {});
+  out_.receipts.AddChecked(ReceiptRung::kTransport, std::move(json));
 }
 
 Status DeliveryRun::ReadControl(std::chrono::microseconds wait) {

@@ -16,6 +16,7 @@
 #include "fabric/work_completion.h"
 #include "protocol/messages.h"
 #include "receipt/identity.h"
+#include "receipt/signing.h"
 #include "sender/delivery_source.h"
 #include "sender/digest_cache.h"
 #include "sender/link.h"
@@ -100,6 +101,13 @@ class DeliveryRun {
   // Called before Start by a session that signs the announces it starts together
   // (SignAnnounces): Start then leaves a signed sender's announce unsigned and unsent.
   void SignAnnounceLater() { sign_later_ = identity_ != nullptr; }
+  // Likewise for its transport receipt: left unsigned for the session to sign with the
+  // others made in the same turn (receipt::SignUnsignedJsonOnly), then handed back.
+  void SignTransportReceiptLater() { sign_receipt_later_ = identity_ != nullptr; }
+  // Its transport receipt, unsigned, once (nullopt before it was made, or once taken).
+  std::optional<receipt::UnsignedReceipt> TakeTransportReceiptToSign();
+  // Its transport receipt signed: kept in the outcome.
+  void OnTransportReceiptSigned(std::string json);
   // The announce Start built and left to be signed, or nullptr.
   protocol::Announce* AnnounceToSign();
   // Its announce was signed: sent now (a ring `deliver` now if its write was posted, else
@@ -195,6 +203,8 @@ class DeliveryRun {
   std::optional<protocol::Announce> pending_announce_;  // built by Start, awaiting its signature
   bool sign_later_ = false;                             // SignAnnounceLater, until AnnounceSigned
   bool deliver_due_ = false;  // the ring write was posted while the `deliver` awaited signing
+  bool sign_receipt_later_ = false;  // SignTransportReceiptLater
+  std::optional<receipt::UnsignedReceipt> unsigned_transport_;
   // Where notifications name no writer (ProviderInfo::writes_need_attestation): completed
   // writes are attested over the control connection, (window, chunk in window) each.
   bool attests_writes_ = false;

@@ -209,6 +209,7 @@ void Session::Turns() {
       Status turned = Turn();
       if (!turned.ok() && !break_) break_ = PendingBreak{turned, nullptr, Status::Ok()};
     }
+    SignTransportReceipts();
     if (!break_) Reap();
     if (break_) {
       BreakNow();
@@ -272,6 +273,7 @@ void Session::StartRun(std::unique_ptr<Submission> sub) {
                                          a->sub->out, std::string());
   if (identity_ != nullptr) {
     a->run->SignAnnounceLater();
+    a->run->SignTransportReceiptLater();
     to_sign_.push_back(a.get());
   }
   Status started = a->run->Start();
@@ -296,6 +298,27 @@ void Session::SignStartedAnnounces() {
     Judge(*a, signed_all.ok() ? a->run->AnnounceSigned() : signed_all);
   }
   to_sign_.clear();
+}
+
+void Session::SignTransportReceipts() {
+  if (identity_ == nullptr) return;
+  receipts_to_sign_.clear();
+  receipt_signers_.clear();
+  for (auto& a : active_) {
+    if (auto made = a->run->TakeTransportReceiptToSign()) {
+      receipts_to_sign_.push_back(std::move(*made));
+      receipt_signers_.push_back(a.get());
+    }
+  }
+  if (receipts_to_sign_.empty()) return;
+  auto texts = receipt::SignUnsignedJsonOnly(receipts_to_sign_, *identity_);
+  for (size_t i = 0; i < receipt_signers_.size(); ++i) {
+    if (texts.ok()) {
+      receipt_signers_[i]->run->OnTransportReceiptSigned(std::move((*texts)[i]));
+    } else {
+      Judge(*receipt_signers_[i], texts.status());
+    }
+  }
 }
 
 std::chrono::microseconds Session::NextWait() {

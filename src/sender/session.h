@@ -112,6 +112,8 @@ class Session {
   // The announces of the deliveries a signed sender started in this pass: one signature
   // for all of them (SignAnnounces), then each sent.
   void SignStartedAnnounces();
+  // The transport receipts the deliveries made in this turn: one signature for all of them.
+  void SignTransportReceipts();
   bool CanAdmit(const Submission& s) const;
   void StartRun(std::unique_ptr<Submission> sub);
   Status Turn();
@@ -158,6 +160,8 @@ class Session {
   std::optional<PendingBreak> break_;
   std::vector<Active*> to_sign_;  // started in this pass, their announces not signed yet
   std::vector<protocol::Announce*> announces_to_sign_;
+  std::vector<receipt::UnsignedReceipt> receipts_to_sign_;
+  std::vector<Active*> receipt_signers_;  // whose receipts_to_sign_ are, in order
   uint32_t idle_spins_ = 0;
   std::vector<fabric::WorkCompletion> records_;
   std::vector<pollfd> wait_fds_;
