@@ -12,10 +12,12 @@
 //                        [--mode both|oneshot|session|inflight|all] [--in-flight 64]
 //                        [--big-file PATH [--big-count 3] [--chunk-size 8MiB]]
 //                        [--source auto|zero-copy|staging] [--poll block|busy] [--ring on|off]
-//                        [--distinct] [--json]
+//                        [--distinct] [--identity DIR] [--json]
 // --distinct: inflight mode sends `count` different buffers (the file's bytes, each copy
 // numbered) rather than one buffer `count` times.
 // --ring off: no standing window (every delivery announced and granted), for comparison.
+// --identity DIR: a signed sender (session and inflight modes): its announces and transport
+// receipts signed with the key in DIR (created on first use).
 // --json prints one document; its top-level median_us / p99_us / per_second are the
 // session path's (bench/compare reads median_us).
 #include <sys/resource.h>
@@ -82,7 +84,8 @@ double CpuSeconds() {
 // from its own copy in memory (its first 8 bytes its number), as an application sending
 // `count` different blocks has them, instead of the same cache-warm buffer every time.
 bool InFlight(const std::string& to, const std::string& file, int count, uint32_t in_flight,
-              bool ring, bool distinct, const std::string& run_id, nlohmann::json& doc) {
+              bool ring, bool distinct, const std::string& identity_dir, const std::string& run_id,
+              nlohmann::json& doc) {
   std::ifstream in(file, std::ios::binary);
   const std::vector<uint8_t> bytes((std::istreambuf_iterator<char>(in)), {});
   std::vector<std::vector<uint8_t>> copies;
@@ -94,6 +97,7 @@ bool InFlight(const std::string& to, const std::string& file, int count, uint32_
   session_options.to = to;
   session_options.max_in_flight = in_flight;
   session_options.ring = ring;
+  session_options.identity_dir = identity_dir;
   auto sender = writ::Sender::Connect(session_options);
   if (!sender.ok()) {
     std::cerr << "connect: " << sender.status().ToString() << "\n";
@@ -170,7 +174,7 @@ int main(int argc, char** argv) {
   if (mode == "inflight" || mode == "all") {
     if (!InFlight(flags["--to"], flags["--file"], count,
                   static_cast<uint32_t>(std::stoul(flags["--in-flight"])), flags["--ring"] != "off",
-                  distinct, run_id, doc)) {
+                  distinct, flags["--identity"], run_id, doc)) {
       return 1;
     }
   }
@@ -197,6 +201,7 @@ int main(int argc, char** argv) {
     session_options.to = flags["--to"];
     session_options.busy_poll = flags["--poll"] == "busy";
     session_options.ring = flags["--ring"] != "off";
+    session_options.identity_dir = flags["--identity"];
     const auto c0 = Clock::now();
     auto sender = writ::Sender::Connect(session_options);
     if (!sender.ok()) {
