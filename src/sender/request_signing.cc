@@ -33,10 +33,8 @@ Status FillSignedFields(const receipt::Identity& identity, M& m) {
 Status SignAnnounce(const receipt::Identity& identity, const std::string& receiver_id,
                     protocol::Announce& announce) {
   WRIT_RETURN_IF_ERROR(FillSignedFields(identity, announce));
-  WRIT_ASSIGN_OR_RETURN(auto sig,
-                        identity.Sign(protocol::AnnounceSigningBytes(announce, receiver_id)));
-  announce.signature.assign(sig.begin(), sig.end());
-  return Status::Ok();
+  protocol::Announce* const alone = &announce;
+  return SignAnnounces(identity, receiver_id, std::span(&alone, 1));
 }
 
 Status PrepareAnnounceSignature(const receipt::Identity& identity, protocol::Announce& announce) {
