@@ -106,6 +106,13 @@ bool FaultInjectingFabric::WaitForPoller(std::chrono::milliseconds timeout) cons
   return lock.WaitFor(polled_, timeout, [this]() REQUIRES(mu_) { return !pollers_.empty(); });
 }
 
+bool FaultInjectingFabric::WaitForDroppedNotifications(uint64_t count,
+                                                       std::chrono::milliseconds timeout) const {
+  MutexLock lock(mu_);
+  return lock.WaitFor(dropped_, timeout,
+                      [&]() REQUIRES(mu_) { return counts_.notifications_dropped >= count; });
+}
+
 void FaultInjectingFabric::ForgetPollers() {
   MutexLock lock(mu_);
   pollers_.clear();
@@ -267,6 +274,7 @@ void FaultInjectingFabric::IntakeLocked(WorkCompletion record) {
   if (op.ok() && *op == Operation::kRemoteWrite) {
     if (drop_notifications_.count(counts_.notifications++) != 0) {
       ++counts_.notifications_dropped;
+      dropped_.notify_all();
       return;
     }
   }

@@ -109,6 +109,9 @@ class FaultInjectingFabric final : public FabricPort {
   void ForgetPollers();
   // Waits until some thread has called Poll since the last ForgetPollers; false at `timeout`.
   bool WaitForPoller(std::chrono::milliseconds timeout) const;
+  // Waits until `count` remote-write notifications have been dropped (read from the queue
+  // and thrown away); false at `timeout`.
+  bool WaitForDroppedNotifications(uint64_t count, std::chrono::milliseconds timeout) const;
   // can_wait() says no, as on shm: the progress loop naps between polls instead of blocking
   // on the queues' wait objects (and no connection can lead it). Before the loop starts.
   void HideWaitObjects() { hide_wait_objects_ = true; }
@@ -175,6 +178,7 @@ class FaultInjectingFabric final : public FabricPort {
   Status poll_failure_ GUARDED_BY(mu_);
   std::map<std::thread::id, uint64_t> pollers_ GUARDED_BY(mu_);
   mutable std::condition_variable polled_;
+  mutable std::condition_variable dropped_;
   std::atomic<bool> hide_wait_objects_{false};
   std::condition_variable released_;
 };

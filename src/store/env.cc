@@ -125,6 +125,35 @@ class PosixEnv : public Env {
     }
   }
 
+  Result<uint8_t*> MapMemory(uint64_t length, uint64_t align) override {
+    // Over-mapped by `align` and trimmed, so that its start is aligned.
+    const uint64_t mapped = length + align;
+    void* map = ::mmap(nullptr, mapped, PROT_READ | PROT_WRITE,
+                       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (map == MAP_FAILED) return SysError("mmap (anonymous memory)", errno);
+    auto* start = static_cast<uint8_t*>(map);
+    auto* aligned = reinterpret_cast<uint8_t*>((reinterpret_cast<uintptr_t>(start) + align - 1) /
+                                               align * align);
+    if (aligned > start) (void)::munmap(start, static_cast<size_t>(aligned - start));
+    const uint64_t tail = static_cast<uint64_t>(start + mapped - (aligned + length));
+    if (tail > 0) (void)::munmap(aligned + length, tail);
+    // Advice only: a kernel without transparent huge pages gives plain pages.
+    (void)::madvise(aligned, length, MADV_HUGEPAGE);
+    if (::madvise(aligned, length, MADV_DONTFORK) != 0) {
+      const int error = errno;
+      (void)::munmap(aligned, length);
+      return SysError("madvise(MADV_DONTFORK)", error);
+    }
+    return aligned;
+  }
+
+  Status DiscardMemory(uint8_t* address, uint64_t length) override {
+    if (::madvise(address, length, MADV_DONTNEED) != 0) {
+      return SysError("madvise(MADV_DONTNEED)", errno);
+    }
+    return Status::Ok();
+  }
+
   Status Discard(int fd, uint64_t offset, uint64_t length) override {
     for (;;) {
       if (::fallocate(fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, static_cast<off_t>(offset),

@@ -86,6 +86,16 @@ class Env {
   // (madvise MADV_POPULATE_WRITE), so what writes there later takes no page faults; memory
   // that cannot be had fails here. Kernels without it: Ok.
   virtual Status Populate(uint8_t* address, uint64_t length) = 0;
+  // Private anonymous memory of `length` bytes (mmap MAP_PRIVATE | MAP_ANONYMOUS |
+  // MAP_NORESERVE), its start a multiple of `align` (a power of two, at least a page): no
+  // memory is behind it until Populate or a write. It asks for transparent huge pages
+  // (MADV_HUGEPAGE: one first touch per 2 MiB, where a kernel without them gives plain
+  // pages) and is left out of any child a fork makes (MADV_DONTFORK: no copy-on-write of it
+  // in this process, and registered memory stays put). Unmap(address, length) releases it.
+  virtual Result<uint8_t*> MapMemory(uint64_t length, uint64_t align) = 0;
+  // Gives the memory behind [address, address + length) of a MapMemory range back (madvise
+  // MADV_DONTNEED, page-aligned): it reads as zeros after.
+  virtual Status DiscardMemory(uint8_t* address, uint64_t length) = 0;
   // Gives the memory or blocks of [offset, offset + length) of `fd` back (fallocate
   // PUNCH_HOLE, size kept): the range reads as zeros after, and any mapping of it faults in
   // fresh zero pages.
@@ -159,6 +169,12 @@ class EnvWrapper : public Env {
   }
   Status Populate(uint8_t* address, uint64_t length) override {
     return target_->Populate(address, length);
+  }
+  Result<uint8_t*> MapMemory(uint64_t length, uint64_t align) override {
+    return target_->MapMemory(length, align);
+  }
+  Status DiscardMemory(uint8_t* address, uint64_t length) override {
+    return target_->DiscardMemory(address, length);
   }
   Status Discard(int fd, uint64_t offset, uint64_t length) override {
     return target_->Discard(fd, offset, length);

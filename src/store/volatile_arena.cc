@@ -9,9 +9,12 @@ namespace writ::store {
 namespace {
 
 constexpr uint64_t kArenaMinSlot = 64;
-// A slab's memory is provisioned this much at a time (or a slot, when larger): two system
-// calls per mebibyte of small deliveries, not per delivery.
-constexpr uint64_t kArenaProvisionStep = 1ull << 20;
+// A slab's memory is provisioned this much at a time (or a slot, when larger): one
+// transparent huge page, one system call per 2 MiB of small deliveries, not per delivery.
+constexpr uint64_t kArenaProvisionStep = 2ull << 20;
+// Anonymous memory starts on a huge page, so that extents and provisioning steps are whole
+// huge pages.
+constexpr uint64_t kHugePage = 2ull << 20;
 // Address space the arena may take (the memory behind it is bounded by the capacity).
 constexpr uint64_t kArenaMaxBytes = 1ull << 46;
 
@@ -25,6 +28,14 @@ Result<std::unique_ptr<VolatileArena>> VolatileArena::Open(Env* env, const std::
         std::to_string(extent_bytes) + " bytes, more address space than the store may map");
   }
   const uint64_t size = extent_bytes * extents;
+  if (scratch_dir.empty()) {
+    // A strict overcommit policy may refuse a private mapping this large: a memory file then.
+    auto memory = env->MapMemory(size, kHugePage);
+    if (memory.ok()) {
+      return std::unique_ptr<VolatileArena>(
+          new VolatileArena(env, -1, *memory, extent_bytes, extents));
+    }
+  }
   auto opened =
       scratch_dir.empty() ? env->OpenMemory("writ-volatile") : env->OpenUnlinked(scratch_dir);
   if (!opened.ok()) {
@@ -59,7 +70,7 @@ VolatileArena::VolatileArena(Env* env, int fd, uint8_t* base, uint64_t extent_by
 
 VolatileArena::~VolatileArena() {
   if (base_ != nullptr) (void)env_->Unmap(base_, extent_bytes_ * extents_);
-  (void)env_->Close(fd_);
+  if (fd_ >= 0) (void)env_->Close(fd_);
 }
 
 uint64_t VolatileArena::SlotSize(uint64_t bytes) const {
@@ -70,9 +81,11 @@ uint64_t VolatileArena::SlotSize(uint64_t bytes) const {
 std::optional<uint64_t> VolatileArena::TakeExtent(std::optional<uint64_t> prefer,
                                                   bool only_preferred) {
   MutexLock lock(mu_);
+  if (prefer && !free_.contains(*prefer)) (void)FreeSpare(*prefer);
   auto it = prefer ? free_.find(*prefer) : free_.end();
   if (it == free_.end()) {
-    if (only_preferred || free_.empty()) return std::nullopt;
+    if (only_preferred) return std::nullopt;
+    if (free_.empty() && !FreeSpare(std::nullopt)) return std::nullopt;
     it = free_.begin();
   }
   const uint64_t at = *it;
@@ -82,7 +95,7 @@ std::optional<uint64_t> VolatileArena::TakeExtent(std::optional<uint64_t> prefer
 
 void VolatileArena::GiveExtent(uint64_t at) {
   // Punched: its memory goes back to the host and any later use starts from zeros.
-  if (!env_->Discard(fd_, at, extent_bytes_).ok()) (void)Clear(at, extent_bytes_);
+  if (!Discard(at, extent_bytes_).ok()) (void)Clear(at, extent_bytes_);
   MutexLock lock(mu_);
   free_.insert(at);
 }
@@ -97,7 +110,7 @@ Result<uint64_t> VolatileArena::TakeSlot(uint64_t bytes) {
 Result<uint64_t> VolatileArena::TakeSlotLocked(uint64_t slot, uint64_t bytes) {
   std::set<uint64_t>& room = with_room_[slot];
   if (room.empty()) {
-    if (free_.empty()) {
+    if (free_.empty() && !FreeSpare(std::nullopt)) {
       return Status::Refused(
           "space: the volatile store's memory has no free extent for a slab of " +
           std::to_string(slot) + "-byte slots");
@@ -109,6 +122,9 @@ Result<uint64_t> VolatileArena::TakeSlotLocked(uint64_t slot, uint64_t bytes) {
   }
   const uint64_t extent = *room.begin();
   Slab& slab = slabs_.at(extent);
+  if (auto spare = spare_.find(slot); spare != spare_.end() && spare->second == extent) {
+    spare_.erase(spare);  // the spare is in use again
+  }
   uint64_t within = 0;
   if (!slab.free.empty()) {
     within = slab.free.back();
@@ -120,11 +136,7 @@ Result<uint64_t> VolatileArena::TakeSlotLocked(uint64_t slot, uint64_t bytes) {
   Status provisioned = ProvisionSlab(extent, slab, within + bytes);
   if (!provisioned.ok()) {
     slab.free.push_back(static_cast<uint32_t>(within));
-    if (slab.used == 0) {
-      slabs_.erase(extent);
-      room.erase(extent);
-      free_.insert(extent);
-    }
+    if (slab.used == 0) DropSlab(slabs_.find(extent));
     return provisioned;
   }
   ++slab.used;
@@ -149,22 +161,60 @@ void VolatileArena::GiveSlot(uint64_t at, uint64_t used) {
   if (it == slabs_.end()) return;
   Slab& slab = it->second;
   if (--slab.used == 0) {
-    // An empty slab gives its memory back; the extent may become anything next.
-    if (slab.provisioned > 0) (void)env_->Discard(fd_, extent, slab.provisioned);
-    with_room_[slab.slot].erase(extent);
-    slabs_.erase(it);
-    free_.insert(extent);
+    if (spare_.contains(slab.slot)) {
+      // An empty slab gives its memory back; the extent may become anything next.
+      DropSlab(it);
+      return;
+    }
+    // The spare of its size: every slot is free and cleared, so it starts again from its
+    // first one, keeping one provisioning step of memory.
+    const uint64_t keep = std::min(slab.provisioned, std::max(kArenaProvisionStep, slab.slot));
+    if (slab.provisioned > keep && !Discard(extent + keep, slab.provisioned - keep).ok()) {
+      DropSlab(it);
+      return;
+    }
+    slab.provisioned = keep;
+    slab.bump = 0;
+    slab.free.clear();
+    spare_[slab.slot] = extent;
+    with_room_[slab.slot].insert(extent);
     return;
   }
   slab.free.push_back(static_cast<uint32_t>(at - extent));
   with_room_[slab.slot].insert(extent);
 }
 
+void VolatileArena::DropSlab(std::map<uint64_t, Slab>::iterator it) {
+  const uint64_t extent = it->first;
+  const Slab& slab = it->second;
+  if (slab.provisioned > 0) (void)Discard(extent, slab.provisioned);
+  with_room_[slab.slot].erase(extent);
+  auto spare = spare_.find(slab.slot);
+  if (spare != spare_.end() && spare->second == extent) spare_.erase(spare);
+  slabs_.erase(it);
+  free_.insert(extent);
+}
+
+bool VolatileArena::FreeSpare(std::optional<uint64_t> at) {
+  auto spare = spare_.begin();
+  if (at) {
+    while (spare != spare_.end() && spare->second != *at) ++spare;
+  }
+  if (spare == spare_.end()) return false;
+  DropSlab(slabs_.find(spare->second));
+  return true;
+}
+
 Status VolatileArena::Provision(uint64_t at, uint64_t length) {
   if (length == 0) return Status::Ok();
-  WRIT_RETURN_IF_ERROR(env_->Allocate(fd_, at, length, /*keep_size=*/true));
+  if (fd_ >= 0) WRIT_RETURN_IF_ERROR(env_->Allocate(fd_, at, length, /*keep_size=*/true));
   if (base_ == nullptr) return Status::Ok();
   return env_->Populate(base_ + at, length);
+}
+
+Status VolatileArena::Discard(uint64_t at, uint64_t length) {
+  if (fd_ < 0) return env_->DiscardMemory(base_ + at, length);
+  return env_->Discard(fd_, at, length);
 }
 
 Status VolatileArena::Clear(uint64_t at, uint64_t length) {
@@ -196,7 +246,7 @@ Status VolatileArena::Read(uint64_t at, std::span<uint8_t> out) const {
 
 size_t VolatileArena::free_extents() const {
   MutexLock lock(mu_);
-  return free_.size();
+  return free_.size() + spare_.size();
 }
 
 size_t VolatileArena::slabs() const {

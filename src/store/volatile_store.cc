@@ -115,16 +115,25 @@ class VolatileWriter : public PayloadWriter {
  private:
   const std::string& AcknowledgedPoint() const {
     static const std::string kPlaced =
+        "bytes placed by the transport directly into the receiver's volatile memory "
+        "(anonymous memory, mapped once and held by the receiver process); index entry in "
+        "the process's memory";
+    static const std::string kCopied =
+        "bytes copied into the receiver's volatile memory (anonymous memory, mapped once and "
+        "held by the receiver process); index entry in the process's memory";
+    static const std::string kPlacedInFile =
         "bytes placed by the transport directly into the receiver's volatile memory (an "
         "anonymous memory file, memfd, mapped once and held by the receiver process); index "
         "entry in the process's memory";
-    static const std::string kCopied =
+    static const std::string kCopiedInFile =
         "bytes copied into the receiver's volatile memory (an anonymous memory file, memfd, "
         "mapped once and held by the receiver process); index entry in the process's memory";
     static const std::string kFile =
         "bytes written (pwrite, no sync) to an unlinked temporary file held open by the "
         "receiver process; index entry in the process's memory";
-    return !store_.dir_.empty() ? kFile : placed_ > 0 ? kPlaced : kCopied;
+    if (!store_.dir_.empty()) return kFile;
+    if (arena_.anonymous()) return placed_ > 0 ? kPlaced : kCopied;
+    return placed_ > 0 ? kPlacedInFile : kCopiedInFile;
   }
   // Built in one string (one allocation): this runs once per delivery.
   std::string Evidence(size_t pieces) const {
@@ -143,7 +152,10 @@ class VolatileWriter : public PayloadWriter {
     }
     if (placed_ > 0) {
       number(placed_);
-      out += " bytes placed by RDMA writes into a registered range of the memory file's mapping, ";
+      out += arena_.anonymous()
+                 ? " bytes placed by RDMA writes into a registered range of the store's memory, "
+                 : " bytes placed by RDMA writes into a registered range of the memory file's "
+                   "mapping, ";
       number(meta_.bytes - placed_);
       out += " bytes copied, into ";
     } else {
@@ -152,7 +164,8 @@ class VolatileWriter : public PayloadWriter {
       out += " bytes into ";
     }
     number(pieces);
-    out += " piece(s) of the memory file (host memory";
+    out += arena_.anonymous() ? " piece(s) of the store's anonymous memory (host memory"
+                              : " piece(s) of the memory file (host memory";
     if (warm_ > 0) {
       out += ", ";
       number(warm_);

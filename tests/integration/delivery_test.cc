@@ -139,7 +139,8 @@ TEST_P(Deliveries, AVolatileReserveIsTouchedAheadAndHoldsTheNextDelivery) {
   const json& retained = run.json["receipts"].back();
   ASSERT_EQ(retained["retention"], "volatile") << retained.dump();
   EXPECT_NE(retained.dump().find(
-                "3 piece(s) of the memory file (host memory, 2 from the touched reserve)"),
+                "3 piece(s) of the store's anonymous memory (host memory, 2 from the touched "
+                "reserve)"),
             std::string::npos)
       << retained.dump();
   // The reserve refills once the delivery is in, and says so.

@@ -1,17 +1,20 @@
-// The volatile store in memory (memfd) and in a scratch directory: bytes written or
-// placed in place by the transport read back identically, capacity is enforced by name,
-// and the evidence says which of the two happened.
+// The volatile store in memory (anonymous memory on huge pages, or a memfd where the kernel
+// refuses that mapping) and in a scratch directory: bytes written or placed in place by the
+// transport read back identically, capacity is enforced by name, and the evidence says which
+// of them happened.
 #include "store/volatile_store.h"
 
 #include <algorithm>
 #include <atomic>
 #include <condition_variable>
+#include <cstdio>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
 #include <mutex>
 
+#include "store/volatile_arena.h"
 #include "store_test_util.h"
 
 namespace writ::store::testing {
@@ -23,9 +26,22 @@ class CountingEnv : public EnvWrapper {
   CountingEnv() : EnvWrapper(Env::Default()) {}
   Status Allocate(int fd, uint64_t offset, uint64_t length, bool keep_size) override {
     ++allocations;
-    allocated += length;
     if (fail_allocation) return Status::Io("fallocate: ENOMEM (test)", ENOMEM);
     return EnvWrapper::Allocate(fd, offset, length, keep_size);
+  }
+  Result<uint8_t*> MapMemory(uint64_t length, uint64_t align) override {
+    if (refuse_anonymous) return Status::Io("mmap (anonymous memory): ENOMEM (test)", ENOMEM);
+    ++new_maps;
+    ++anonymous_maps;
+    return EnvWrapper::MapMemory(length, align);
+  }
+  Status DiscardMemory(uint8_t* address, uint64_t length) override {
+    ++discards;
+    return EnvWrapper::DiscardMemory(address, length);
+  }
+  Status Discard(int fd, uint64_t offset, uint64_t length) override {
+    ++discards;
+    return EnvWrapper::Discard(fd, offset, length);
   }
   Status MapSharedAt(uint8_t* address, int fd, uint64_t length) override {
     ++maps;
@@ -39,8 +55,11 @@ class CountingEnv : public EnvWrapper {
     ++unmaps;
     return EnvWrapper::Unmap(address, length);
   }
+  // Provisioning memory: a memory file's fallocate, then this; anonymous memory this alone.
   Status Populate(uint8_t* address, uint64_t length) override {
     ++populates;
+    populated += length;
+    if (fail_allocation) return Status::Io("madvise(MADV_POPULATE_WRITE): ENOMEM (test)", ENOMEM);
     return EnvWrapper::Populate(address, length);
   }
   Result<int> OpenMemory(const std::string& name) override {
@@ -52,9 +71,10 @@ class CountingEnv : public EnvWrapper {
     return EnvWrapper::WriteAt(fd, b, off);
   }
   std::atomic<int> allocations = 0, maps = 0, writes = 0, populates = 0, memory_files = 0;
-  std::atomic<int> new_maps = 0, unmaps = 0;
-  uint64_t allocated = 0;
+  std::atomic<int> new_maps = 0, unmaps = 0, anonymous_maps = 0, discards = 0;
+  std::atomic<uint64_t> populated = 0;
   bool fail_allocation = false;
+  bool refuse_anonymous = false;
 };
 
 std::unique_ptr<VolatileStore> InMemory(Env* env, uint64_t capacity = 1ull << 30) {
@@ -63,7 +83,7 @@ std::unique_ptr<VolatileStore> InMemory(Env* env, uint64_t capacity = 1ull << 30
   return std::move(store).value();
 }
 
-TEST(VolatileStore, InMemoryWritesReadBackAndSayMemfd) {
+TEST(VolatileStore, InMemoryWritesReadBackAndSayAnonymousMemory) {
   CountingEnv env;
   auto store = InMemory(&env);
   const auto bytes = Bytes(1, 3 * 1000 + 17);
@@ -74,8 +94,72 @@ TEST(VolatileStore, InMemoryWritesReadBackAndSayMemfd) {
   EXPECT_EQ(env.writes, 0) << "copied into the store's one mapping: no system call";
   EXPECT_EQ(env.maps, 0);
   EXPECT_EQ(env.new_maps, 1) << "the store's memory is mapped once, when it opens";
-  EXPECT_NE(stored.evidence->acknowledged_point.find("memfd"), std::string::npos);
-  EXPECT_NE(stored.evidence->acknowledged_point.find("copied into"), std::string::npos);
+  EXPECT_EQ(env.anonymous_maps, 1);
+  EXPECT_EQ(env.memory_files, 0) << "no memory file: anonymous memory";
+  EXPECT_EQ(env.allocations, 0) << "no fallocate: anonymous memory is provisioned by madvise";
+  const std::string& point = stored.evidence->acknowledged_point;
+  EXPECT_NE(point.find("(anonymous memory, mapped once"), std::string::npos) << point;
+  EXPECT_EQ(point.find("memfd"), std::string::npos) << point;
+  EXPECT_NE(point.find("copied into"), std::string::npos);
+  EXPECT_NE(stored.evidence->evidence.find("of the store's anonymous memory (host memory"),
+            std::string::npos)
+      << stored.evidence->evidence;
+}
+
+// Where the kernel refuses a private mapping of the whole capacity (a strict overcommit
+// policy charges it all at once), the store's memory is one memory file instead, and its
+// receipts say so.
+TEST(VolatileStore, WithoutAnonymousMemoryTheStoreUsesAMemoryFileAndSaysMemfd) {
+  CountingEnv env;
+  env.refuse_anonymous = true;
+  auto store = InMemory(&env);
+  const auto bytes = Bytes(1, 3 * 1000 + 17);
+  Stored stored =
+      StoreDelivery(*store, MetaFor("m", bytes, 1000), bytes, RetentionClass::kVolatile);
+  ASSERT_TRUE(stored.status.ok()) << stored.status.ToString();
+  EXPECT_EQ(ReadAll(*store, "m", bytes.size()), bytes);
+  EXPECT_EQ(env.memory_files, 1);
+  EXPECT_EQ(env.new_maps, 1) << "the memory file is mapped once, when the store opens";
+  EXPECT_EQ(env.writes, 0) << "copied into the file's mapping: no system call";
+  EXPECT_GE(env.allocations, 1) << "a memory file's pages are allocated (fallocate) first";
+  const std::string& point = stored.evidence->acknowledged_point;
+  EXPECT_NE(point.find("an anonymous memory file, memfd, mapped once"), std::string::npos) << point;
+  EXPECT_NE(stored.evidence->evidence.find("of the memory file (host memory"), std::string::npos)
+      << stored.evidence->evidence;
+}
+
+// Transparent huge pages where the kernel offers them for madvised memory: the slab a small
+// delivery lands in is backed by 2 MiB pages (/proc/self/smaps), so its first writes take
+// one fault per 2 MiB, not one per 4 KiB page.
+TEST(VolatileStore, SmallDeliveriesLandOnHugePagesWhereTheKernelOffersThem) {
+  std::ifstream thp("/sys/kernel/mm/transparent_hugepage/enabled");
+  std::string policy((std::istreambuf_iterator<char>(thp)), std::istreambuf_iterator<char>());
+  if (policy.find("[never]") != std::string::npos || policy.empty()) {
+    GTEST_SKIP() << "transparent huge pages are off on this kernel ("
+                 << (policy.empty() ? "no /sys/kernel/mm/transparent_hugepage" : policy) << ")";
+  }
+  auto store = InMemory(Env::Default());
+  const auto bytes = Bytes(4, 4096);
+  Stored stored = StoreDelivery(*store, MetaFor("huge", bytes), bytes, RetentionClass::kVolatile);
+  ASSERT_TRUE(stored.status.ok()) << stored.status.ToString();
+  auto view = store->View("huge", 0, bytes.size());
+  ASSERT_TRUE(view.ok()) << view.status().ToString();
+  const auto address = reinterpret_cast<uintptr_t>(view->bytes.data());
+  // The mapping that holds it, and its AnonHugePages line.
+  std::ifstream smaps("/proc/self/smaps");
+  std::string line;
+  bool inside = false;
+  uint64_t huge_kb = 0;
+  while (std::getline(smaps, line)) {
+    uintptr_t from = 0, to = 0;
+    if (std::sscanf(line.c_str(), "%lx-%lx ", &from, &to) == 2) {  // a mapping's first line
+      inside = address >= from && address < to;
+      continue;
+    }
+    unsigned long kb = 0;
+    if (inside && std::sscanf(line.c_str(), "AnonHugePages: %lu kB", &kb) == 1) huge_kb = kb;
+  }
+  EXPECT_GE(huge_kb, 2048u) << "the slab's memory is on 4 KiB pages (THP policy: " << policy << ")";
 }
 
 TEST(VolatileStore, PlacedBytesAreStoredWithoutACopy) {
@@ -99,7 +183,7 @@ TEST(VolatileStore, PlacedBytesAreStoredWithoutACopy) {
   EXPECT_EQ(env.writes, 0) << "placed bytes are not copied";
   EXPECT_EQ(env.maps, 0);
   EXPECT_EQ(env.new_maps, 1) << "placed in the mapping the store made when it opened";
-  EXPECT_GE(env.allocated, bytes.size()) << "memory allocated before the bytes land";
+  EXPECT_GE(env.populated, bytes.size()) << "memory provisioned before the bytes land";
   auto ev = (*writer)->Commit({"{}"});
   ASSERT_TRUE(ev.ok()) << ev.status().ToString();
   EXPECT_NE(ev->acknowledged_point.find("placed by the transport"), std::string::npos);
@@ -250,7 +334,8 @@ TEST(VolatileStore, PlacementsAcrossExtentsAreOneContiguousRange) {
   EXPECT_EQ(0, std::memcmp(across.data(), bytes.data() + kSmallExtent - 2500, across.size()));
   auto ev = (*writer)->Commit({"{}"});
   ASSERT_TRUE(ev.ok()) << ev.status().ToString();
-  EXPECT_NE(ev->evidence.find("17 piece(s) of the memory file"), std::string::npos) << ev->evidence;
+  EXPECT_NE(ev->evidence.find("17 piece(s) of the store's anonymous memory"), std::string::npos)
+      << ev->evidence;
   writer->reset();
   EXPECT_EQ(env.new_maps, 1) << "the retained delivery stays where its bytes landed";
   EXPECT_EQ(env.unmaps, 0) << "no page walk of the delivery on its way to retained";
@@ -397,16 +482,16 @@ TEST(VolatileStore, AnAbandonedDeliverysMemoryIsRecycledClearedIntoTheReserve) {
   auto store = WithSmallExtents(&env, 0, events.sink(), /*reserve_limit=*/16 * kSmallExtent);
   std::vector<uint8_t> bytes(16 * kSmallExtent, 0xA5);
   Deliver(*store, "abandoned", bytes, /*commit=*/false);
-  const int provisioned = env.allocations;
+  const int provisioned = env.populates;
   ASSERT_TRUE(events.WaitReadyTimes(1));
   EXPECT_EQ(store->ready_extents(), 16u);
-  EXPECT_EQ(env.allocations, provisioned) << "the reserve was filled with the abandoned extents";
+  EXPECT_EQ(env.populates, provisioned) << "the reserve was filled with the abandoned extents";
 
   auto next = store->Begin(MetaFor("next", bytes), RetentionClass::kVolatile);
   ASSERT_TRUE(next.ok());
   auto placed = (*next)->Placement(0, bytes.size());
   ASSERT_TRUE(placed.ok() && *placed != nullptr);
-  EXPECT_EQ(env.allocations, provisioned) << "the next delivery got the recycled extents";
+  EXPECT_EQ(env.populates, provisioned) << "the next delivery got the recycled extents";
   const std::vector<uint8_t> zeros(bytes.size(), 0);
   EXPECT_EQ(std::memcmp(*placed, zeros.data(), zeros.size()), 0)
       << "recycled memory shows bytes of the abandoned delivery";
@@ -425,7 +510,7 @@ TEST(VolatileStore, ManyTinyRetainedDeliveriesCostNoMappingOrDescriptorEach) {
   auto store = InMemory(&env);
   const size_t maps_before = MappingsOfThisProcess();
   const size_t fds_before = OpenDescriptors();
-  const int allocations_before = env.allocations;
+  const int populates_before = env.populates;
   constexpr int kTiny = 20000;
   for (int i = 0; i < kTiny; ++i) {
     const std::vector<uint8_t> byte{static_cast<uint8_t>(i)};
@@ -436,10 +521,10 @@ TEST(VolatileStore, ManyTinyRetainedDeliveriesCostNoMappingOrDescriptorEach) {
   }
   EXPECT_LT(MappingsOfThisProcess(), maps_before + 16) << "a mapping per retained delivery";
   EXPECT_EQ(OpenDescriptors(), fds_before) << "a descriptor per retained delivery";
-  EXPECT_EQ(env.memory_files, 1) << "one memory file for the whole store";
+  EXPECT_EQ(env.memory_files, 0) << "no memory file: one range of anonymous memory";
   EXPECT_EQ(env.new_maps + env.maps, 1) << "mapped once";
-  EXPECT_LE(env.allocations - allocations_before, 4)
-      << "memory for small deliveries is provisioned a mebibyte at a time, not per delivery";
+  EXPECT_LE(env.populates - populates_before, 4)
+      << "memory for small deliveries is provisioned 2 MiB at a time, not per delivery";
   for (int i : {0, 1, kTiny / 2, kTiny - 1}) {
     std::vector<uint8_t> out(1);
     ASSERT_TRUE(store->Read("t" + std::to_string(i), 0, out).ok());
@@ -450,7 +535,84 @@ TEST(VolatileStore, ManyTinyRetainedDeliveriesCostNoMappingOrDescriptorEach) {
     ASSERT_TRUE(store->Remove("t" + std::to_string(i), false, 0).ok());
   }
   EXPECT_EQ(store->used_bytes(), 0u);
-  EXPECT_EQ(store->free_extents(), free_while_held + 1) << "the emptied slab was given back";
+  EXPECT_EQ(store->free_extents(), free_while_held + 1) << "the emptied slab is free again";
+}
+
+// A receiver whose small deliveries are removed as fast as they come (a KV cache consuming
+// its blocks) empties its slab again and again: the emptied slab stays provisioned as the
+// spare of its slot size, so the next delivery neither provisions memory nor finds the bytes
+// of the last one.
+TEST(VolatileStore, AnEmptiedSlabStaysProvisionedAndClearedForTheNextSmallDelivery) {
+  CountingEnv env;
+  auto store = InMemory(&env);
+  const auto bytes = Bytes(21, 4096);
+  // Stores `id` (checking that its memory reads as zeros first), returns where it landed and
+  // removes it.
+  const auto deliver_and_remove = [&](const std::string& id) -> const uint8_t* {
+    auto writer = store->Begin(MetaFor(id, bytes), RetentionClass::kVolatile);
+    EXPECT_TRUE(writer.ok());
+    if (!writer.ok()) return nullptr;
+    EXPECT_TRUE((*writer)->Placement(0, bytes.size()).ok());
+    std::vector<uint8_t> seen(bytes.size());
+    EXPECT_TRUE((*writer)->Read(0, seen).ok());
+    EXPECT_EQ(seen, std::vector<uint8_t>(bytes.size(), 0)) << id << " sees the last one's bytes";
+    EXPECT_TRUE((*writer)->Write(0, bytes).ok());
+    EXPECT_TRUE((*writer)->Commit({"{}"}).ok());
+    writer->reset();
+    const uint8_t* where = nullptr;
+    {
+      auto view = store->View(id, 0, bytes.size());  // a view keeps the delivery's memory
+      EXPECT_TRUE(view.ok());
+      if (view.ok()) where = view->bytes.data();
+    }
+    EXPECT_TRUE(store->Remove(id, false, 0).ok());
+    return where;
+  };
+  const uint8_t* where = deliver_and_remove("first");
+  const int populates = env.populates;
+  const int discards = env.discards;
+  for (int i = 0; i < 100; ++i) {
+    EXPECT_EQ(deliver_and_remove("next" + std::to_string(i)), where)
+        << "the spare slab's first slot again";
+  }
+  EXPECT_EQ(env.populates, populates) << "memory provisioned again for a slab that emptied";
+  EXPECT_EQ(env.discards, discards) << "memory given back each time the slab emptied";
+}
+
+// The spare keeps one provisioning step (2 MiB) of what its slab grew to, and it is given up,
+// its memory with it, as soon as an extent is needed for anything else.
+TEST(VolatileArena, ASpareSlabKeepsOneStepAndIsGivenUpWhenAnExtentIsNeeded) {
+  CountingEnv env;
+  constexpr uint64_t kExtent = 64ull << 20;
+  auto arena = VolatileArena::Open(&env, "", kExtent, 2);
+  ASSERT_TRUE(arena.ok()) << arena.status().ToString();
+  std::vector<uint64_t> slots;
+  for (int i = 0; i < 1024; ++i) {  // 4 MiB of 4 KiB slots: two provisioning steps
+    auto at = (*arena)->TakeSlot(4096);
+    ASSERT_TRUE(at.ok()) << at.status().ToString();
+    slots.push_back(*at);
+  }
+  EXPECT_EQ(env.populates, 2);
+  EXPECT_EQ((*arena)->free_extents(), 1u);
+  for (uint64_t at : slots) (*arena)->GiveSlot(at, 4096);
+  EXPECT_EQ(env.discards, 1) << "the spare gives back all but its first 2 MiB";
+  EXPECT_EQ((*arena)->free_extents(), 2u) << "a spare counts as free";
+  EXPECT_EQ((*arena)->slabs(), 1u);
+
+  auto again = (*arena)->TakeSlot(4096);
+  ASSERT_TRUE(again.ok());
+  EXPECT_EQ(*again, slots.front()) << "the spare starts again from its first slot";
+  EXPECT_EQ(env.populates, 2) << "its first 2 MiB stayed provisioned";
+  (*arena)->GiveSlot(*again, 4096);
+
+  auto one = (*arena)->TakeExtent(std::nullopt);
+  auto two = (*arena)->TakeExtent(std::nullopt);
+  ASSERT_TRUE(one && two) << "the spare was not given up for an extent";
+  EXPECT_NE(*one, *two);
+  EXPECT_EQ(env.discards, 2) << "the spare's memory went back to the host with it";
+  EXPECT_EQ((*arena)->slabs(), 0u);
+  EXPECT_FALSE((*arena)->TakeExtent(std::nullopt)) << "no third extent";
+  EXPECT_EQ((*arena)->TakeSlot(64).status().code(), ErrorCode::kRefused);
 }
 
 // A retained delivery's receipt texts live in the arena, counted in the capacity: they read

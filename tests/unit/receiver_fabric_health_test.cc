@@ -100,6 +100,10 @@ TEST(ReceiverFabric, ADeliveryStillWaitingForChunksIsRefusedNamingTheFabric) {
   // Every write completed at the sender: the receiver admitted the delivery and granted it.
   ASSERT_EQ(written->get_future().wait_for(30s), std::future_status::ready)
       << "the delivery's writes did not complete";
+  // The sender sees its writes complete before the receiver need have read the second
+  // notification: wait until it has (and it was dropped), so the run is waiting for it.
+  ASSERT_TRUE(rig.target().WaitForDroppedNotifications(1, 30s))
+      << "the receiver never read the second chunk's notification";
 
   rig.target().FailPolls(Status::Transport("injected: the completion queue read failed"));
   const DeliveryOutcome& out = handle.Wait();

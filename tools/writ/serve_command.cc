@@ -491,7 +491,7 @@ void RegisterServe(CLI::App& app, CommandContext& ctx) {
       ->capture_default_str();
   cmd->add_option("--scratch", flags->scratch,
                   "hold volatile deliveries in unlinked files in this directory (default: in "
-                  "memory, memfd)");
+                  "anonymous memory on huge pages)");
   cmd->add_option("--volatile-reserve", flags->volatile_reserve,
                   "memory kept touched and ready for volatile deliveries (in 64MiB extents, "
                   "refilled at idle priority, on top of their capacity): they then skip the "
