@@ -16,8 +16,12 @@
 // Ed25519 signatures and verifications and their cost (each measured here on this thread),
 // CPU excluding them, heap allocations (operator new, every thread), minor page faults,
 // context switches; and wall time and deliveries per second.
+// With --consume each delivery is removed from the receiver as soon as its outcome is in, as
+// a consumer of KV blocks does once it has used one: its memory is reused by later ones
+// (without it every delivery lands in memory the process never touched before).
 //   inprocess_cost_bench [--count 2000] [--size 4096] [--in-flight 64]
-//                        [--mode both|one-at-a-time|in-flight] [--signed-sender] [--json]
+//                        [--mode both|one-at-a-time|in-flight] [--signed-sender] [--consume]
+//                        [--json]
 #include <stdlib.h>
 #include <sys/resource.h>
 #include <time.h>
@@ -56,6 +60,7 @@ struct Options {
   uint32_t in_flight = 64;
   std::string mode = "both";
   bool signed_sender = false;
+  bool consume = false;  // each delivery removed from the receiver once its outcome is in
   bool json = false;
 };
 
@@ -139,6 +144,9 @@ class Pair {
     return handle;
   }
 
+  // What a consumer of retained blocks does once it has used one (a KV cache).
+  Status Remove(const std::string& id) { return receiver_->Remove(id, false).status(); }
+
   // Closes the session and shuts the receiver down: its summary counts the signatures.
   Result<ShutdownSummary> Close() {
     (void)session_->Close();
@@ -181,29 +189,31 @@ Result<ModeResult> RunMode(const std::string& mode, const Options& opt,
   std::vector<std::string> ids;
   ids.reserve(opt.count);
   for (uint64_t i = 0; i < opt.count; ++i) ids.push_back(mode + "-" + std::to_string(i));
+  std::vector<DeliveryHandle> handles(opt.count);
   // Each outcome is read and let go of as it completes, as a caller in a steady state does
   // (keeping 2,000 outcomes grows the heap a page at a time).
-  auto take = [&r](DeliveryHandle& handle) {
-    const DeliveryOutcome& out = handle.Wait();
-    if (!out.status.ok()) {
-      if (r.failed == 0) std::cerr << "first failure: " << out.status.ToString() << "\n";
+  auto take = [&](uint64_t i) {
+    const DeliveryOutcome& out = handles[i].Wait();
+    Status failed = out.status;
+    if (failed.ok() && opt.consume) failed = pair.Remove(ids[i]);
+    if (!failed.ok()) {
+      if (r.failed == 0) std::cerr << "first failure: " << failed.ToString() << "\n";
       ++r.failed;
     }
     if (out.ring) ++r.ring_deliveries;
-    handle = DeliveryHandle();
+    handles[i] = DeliveryHandle();
   };
-  std::vector<DeliveryHandle> handles(opt.count);
   const uint64_t signed_before = identity ? identity->signatures_made() : 0;
   const uint64_t verified_before = receipt::VerificationsMade();
   const Usage before = Usage::Now();
   if (in_flight == 1) {
     for (uint64_t i = 0; i < opt.count; ++i) {
       handles[i] = pair.Submit(bytes, ids[i]);
-      take(handles[i]);
+      take(i);
     }
   } else {
     for (uint64_t i = 0; i < opt.count; ++i) handles[i] = pair.Submit(bytes, ids[i]);
-    for (auto& h : handles) take(h);
+    for (uint64_t i = 0; i < opt.count; ++i) take(i);
   }
   const Usage after = Usage::Now();
   r.sender_signatures = identity ? identity->signatures_made() - signed_before : 0;
@@ -323,11 +333,13 @@ int main(int argc, char** argv) {
       opt.mode = argv[++i];
     } else if (a == "--signed-sender") {
       opt.signed_sender = true;
+    } else if (a == "--consume") {
+      opt.consume = true;
     } else if (a == "--json") {
       opt.json = true;
     } else {
       std::cerr << "usage: inprocess_cost_bench [--count N] [--size BYTES] [--in-flight K] "
-                   "[--mode both|one-at-a-time|in-flight] [--signed-sender] [--json]\n";
+                   "[--mode both|one-at-a-time|in-flight] [--signed-sender] [--consume] [--json]\n";
       return 2;
     }
   }
