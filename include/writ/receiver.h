@@ -332,7 +332,8 @@ class WRIT_EXPORT Receiver {
   // volatile delivery held in the memory arena (not with a scratch directory), within one
   // extent or in extents placed side by side. kUnsupported, naming why, otherwise (a
   // process-restart or power-loss delivery is in a file: Read copies it); kNotFound: not
-  // retained here; kInvalidArgument: the range passes its end.
+  // retained here; kInvalidArgument: the range passes its end. The arena is not inherited
+  // by a child the process forks (MADV_DONTFORK): a view is for this process only.
   virtual Result<HeldBytes> View(const std::string& id, uint64_t offset, uint64_t length) = 0;
   // Exposes `buffer` (which must stay valid until Revoke returns, or the receiver stops)
   // under `name`: senders may then deliver into it at an offset. kInvalidArgument: an empty

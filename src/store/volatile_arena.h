@@ -6,8 +6,8 @@
 // no mapping, no memory file (a receiver holding 100,000 small deliveries must not run into
 // the kernel's map count or fd limit).
 //
-// Why huge pages: a first write to a fresh 4 KiB page costs 6-9 us on a virtual machine
-// that backs guest memory lazily, even after MADV_POPULATE_WRITE (docs/benchmarks.md), and
+// Why huge pages: a first write to a fresh 4 KiB page costs about 5 us on a virtual
+// machine, even after MADV_POPULATE_WRITE (bench/first_touch.c, docs/benchmarks.md), and
 // a small delivery writes its bytes and receipts into two or three fresh pages; one huge
 // page takes that cost once per 2 MiB. Shared memory (a memfd) gets huge pages only where
 // the host enables them for shmem, which Debian's kernels do not by default.
