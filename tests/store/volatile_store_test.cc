@@ -432,6 +432,10 @@ TEST(VolatileStore, AnAbandonedDeliveryLeavesNoByteForTheNextOne) {
     ASSERT_TRUE((*writer)->Write(0, bytes).ok());
     // Dropped without Commit: the sender went away.
   }
+  // Its extents are recycled into the reserve, cleared; the next delivery starts once that is
+  // done (one started meanwhile gets fresh extents first, then recycled ones that are not
+  // beside them, and could not be placed as one range).
+  ASSERT_TRUE(events.WaitReadyTimes(2)) << "the reserve was not refilled";
   EXPECT_LE(store->ready_extents(), 2u) << "never more than the reserve's size";
   auto gone = store->Lookup("a");
   ASSERT_TRUE(gone.ok());
@@ -439,7 +443,8 @@ TEST(VolatileStore, AnAbandonedDeliveryLeavesNoByteForTheNextOne) {
   auto next = store->Begin(MetaFor("b", bytes), RetentionClass::kVolatile);
   ASSERT_TRUE(next.ok()) << "its capacity was released";
   auto placed = (*next)->Placement(0, bytes.size());
-  ASSERT_TRUE(placed.ok() && *placed != nullptr);
+  ASSERT_TRUE(placed.ok() && *placed != nullptr)
+      << (placed.ok() ? "not placed as one range" : placed.status().ToString());
   const std::vector<uint8_t> zeros(bytes.size(), 0);
   EXPECT_EQ(std::memcmp(*placed, zeros.data(), zeros.size()), 0)
       << "the next delivery's memory shows bytes of the abandoned one";
@@ -508,18 +513,23 @@ size_t MappingsOfThisProcess() {
 TEST(VolatileStore, ManyTinyRetainedDeliveriesCostNoMappingOrDescriptorEach) {
   CountingEnv env;
   auto store = InMemory(&env);
-  const size_t maps_before = MappingsOfThisProcess();
   const size_t fds_before = OpenDescriptors();
   const int populates_before = env.populates;
   constexpr int kTiny = 20000;
+  // The mappings are counted between the two halves: the first half's also grow by the
+  // heap's own (an allocator maps a region for each size class it first uses: about 16
+  // under ASan, varying from run to run), which says nothing about the store.
+  size_t maps_at_half = 0;
   for (int i = 0; i < kTiny; ++i) {
+    if (i == kTiny / 2) maps_at_half = MappingsOfThisProcess();
     const std::vector<uint8_t> byte{static_cast<uint8_t>(i)};
     auto writer = store->Begin(MetaFor("t" + std::to_string(i), byte), RetentionClass::kVolatile);
     ASSERT_TRUE(writer.ok()) << writer.status().ToString();
     ASSERT_TRUE((*writer)->Write(0, byte).ok());
     ASSERT_TRUE((*writer)->Commit({"{}"}).ok()) << "delivery " << i;
   }
-  EXPECT_LT(MappingsOfThisProcess(), maps_before + 16) << "a mapping per retained delivery";
+  EXPECT_LT(MappingsOfThisProcess(), maps_at_half + 8)
+      << "10,000 more retained deliveries took a mapping each (or one per few)";
   EXPECT_EQ(OpenDescriptors(), fds_before) << "a descriptor per retained delivery";
   EXPECT_EQ(env.memory_files, 0) << "no memory file: one range of anonymous memory";
   EXPECT_EQ(env.new_maps + env.maps, 1) << "mapped once";
