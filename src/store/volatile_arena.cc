@@ -9,12 +9,12 @@ namespace writ::store {
 namespace {
 
 constexpr uint64_t kArenaMinSlot = 64;
-// A slab's memory is provisioned this much at a time (or a slot, when larger): one
-// transparent huge page, one system call per 2 MiB of small deliveries, not per delivery.
-constexpr uint64_t kArenaProvisionStep = 2ull << 20;
 // Anonymous memory starts on a huge page, so that extents and provisioning steps are whole
 // huge pages.
 constexpr uint64_t kHugePage = 2ull << 20;
+// A slab's memory is provisioned this much at a time (or a slot, when larger): one
+// transparent huge page, one system call per 2 MiB of small deliveries, not per delivery.
+constexpr uint64_t kArenaProvisionStep = kHugePage;
 // Address space the arena may take (the memory behind it is bounded by the capacity).
 constexpr uint64_t kArenaMaxBytes = 1ull << 46;
 
@@ -122,8 +122,10 @@ Result<uint64_t> VolatileArena::TakeSlotLocked(uint64_t slot, uint64_t bytes) {
   }
   const uint64_t extent = *room.begin();
   Slab& slab = slabs_.at(extent);
-  if (auto spare = spare_.find(slot); spare != spare_.end() && spare->second == extent) {
-    spare_.erase(spare);  // the spare is in use again
+  if (slab.used == 0) {  // a new slab, or the spare of its size, in use again
+    if (auto spare = spare_.find(slot); spare != spare_.end() && spare->second == extent) {
+      spare_.erase(spare);
+    }
   }
   uint64_t within = 0;
   if (!slab.free.empty()) {
